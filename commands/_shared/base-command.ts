@@ -1,0 +1,47 @@
+import {Command, Errors, Flags, type Interfaces} from '@oclif/core'
+
+import {loadConfig} from '../../src/config/config.js'
+import {createLogger} from '../../src/log/logger.js'
+import {createServices, type Services} from '../../src/services.js'
+import {AppError} from '../../src/shared/errors.js'
+
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+
+/**
+ * Base of every `leads` command: `--json` (oclif prints the value run() returns), a services
+ * helper that opens and always closes the stores, and the one catch() that turns errors into
+ * a single line with a hint on stderr and exit code 1 (usage errors keep oclif's exit 2).
+ */
+export abstract class BaseCommand extends Command {
+  static override enableJsonFlag = true
+
+  /** Runs `work` with services built from the environment, closing them afterwards. */
+  protected async withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
+    const config = loadConfig(process.env)
+    const services = await createServices(config, {logger: createLogger('silent')})
+    try {
+      return await work(services)
+    } finally {
+      await services.close()
+    }
+  }
+
+  /** True when output should be a live Ink view rather than plain text. */
+  protected get interactive(): boolean {
+    return !this.jsonEnabled() && Boolean(process.stdout.isTTY)
+  }
+
+  protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
+    if (error instanceof Errors.CLIError && error.oclif?.exit === 2) throw error
+    if ((error as {code?: string}).code === 'EEXIT') throw error
+    process.exitCode = 1
+    const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
+    const message = error instanceof AppError ? error.message : `unexpected failure: ${error.message}`
+    process.stderr.write(`Error: ${message}${hint}\n`)
+  }
+}
+
+/** Flags several commands share, declared once. */
+export const sharedFlags = {
+  customer: Flags.string({description: 'customer id (UUID)', required: true}),
+}

@@ -1,0 +1,35 @@
+import {isoTime} from '../../src/shared/clock.js'
+import {renderTable} from '../../src/ui/render.js'
+import {BaseCommand} from '../_shared/base-command.js'
+
+interface CustomerOutput {
+  id: string
+  name: string
+  created_at: string
+}
+
+export default class CustomersList extends BaseCommand {
+  static override description = 'List customers'
+
+  async run(): Promise<{customers: CustomerOutput[]}> {
+    await this.parse(CustomersList)
+    const customers = (await this.withServices((services) => services.customers.list())).map((customer) => ({
+      id: customer.id,
+      name: customer.name,
+      created_at: isoTime(customer.createdAt),
+    }))
+    if (!this.jsonEnabled()) {
+      await renderTable(
+        [
+          {header: 'ID', value: (c: CustomerOutput) => c.id},
+          {header: 'NAME', value: (c) => c.name},
+          {header: 'CREATED', value: (c) => c.created_at},
+        ],
+        customers,
+        'No customers yet. Create one with `leads customers create --name ...`.',
+        this.interactive,
+      )
+    }
+    return {customers}
+  }
+}

@@ -1,0 +1,28 @@
+import {loadConfig} from '../src/config/config.js'
+import {createLogger} from '../src/log/logger.js'
+import {startDaemon, stopOnSignals} from '../daemon/server.js'
+import {BaseCommand} from './_shared/base-command.js'
+
+export default class Daemon extends BaseCommand {
+  static override description = 'Serve the lead API (migrates the embedded SQLite store on start)'
+  static override enableJsonFlag = false
+  static override examples = ['<%= config.bin %> daemon', 'LEADS_PORT=9000 <%= config.bin %> daemon']
+
+  async run(): Promise<void> {
+    await this.parse(Daemon)
+    const config = loadConfig(process.env)
+    const logger = createLogger(config.logLevel)
+    const daemon = await startDaemon(config, logger)
+    logger.info({url: daemon.url, database: config.database.client, redis: Boolean(config.redisUrl)}, 'listening')
+    if (process.stderr.isTTY || config.database.client === 'sqlite') {
+      process.stderr.write(
+        `\nleads daemon listening on ${daemon.url} (database: ${config.database.client === 'sqlite' ? config.database.filename : 'mysql'})\n` +
+          'Next, in another terminal:\n' +
+          '  npx leads customers create --name "Acme Realty"\n' +
+          '  npx leads keys issue --customer <customer id> --scope public_api:leads:read\n' +
+          `  curl -H "Authorization: Bearer <token>" -H "x-customer-id: <customer id>" ${daemon.url}/api/agents/crm/leads\n\n`,
+      )
+    }
+    await stopOnSignals(daemon, logger)
+  }
+}

@@ -1,0 +1,44 @@
+import {Args, Flags} from '@oclif/core'
+
+import {isoTime} from '../../src/shared/clock.js'
+import {parseDuration} from '../../src/shared/duration.js'
+import {renderSecretOnce} from '../../src/ui/render.js'
+import {BaseCommand} from '../_shared/base-command.js'
+import {type KeyOutput, keyOutput} from '../_shared/key-output.js'
+
+export default class KeysRotate extends BaseCommand {
+  static override description =
+    'Mint a new token for a key (same id, customer and scopes); the old token stops at once, or after --grace'
+  static override examples = ['<%= config.bin %> keys rotate 2b6e... --grace 1h']
+  static override args = {
+    keyId: Args.string({description: 'key id (UUID)', required: true}),
+  }
+  static override flags = {
+    grace: Flags.string({description: 'keep the old token working this long, e.g. 1h; default: stop it now'}),
+  }
+
+  async run(): Promise<KeyOutput & {token: string; previous_token_retires_at: string}> {
+    const {args, flags} = await this.parse(KeysRotate)
+    const graceMs = flags.grace === undefined ? 0 : parseDuration(flags.grace, 'grace')
+    const rotated = await this.withServices((services) => services.keys.rotate(args.keyId, graceMs))
+    const output = {
+      ...keyOutput(rotated.key),
+      token: rotated.token,
+      previous_token_retires_at: isoTime(rotated.previousTokensRetireAt),
+    }
+    if (!this.jsonEnabled()) {
+      await renderSecretOnce(
+        {
+          title: 'New API token',
+          secret: rotated.token,
+          details: [
+            ['key id', output.id],
+            ['old token', graceMs === 0 ? 'stopped working now' : `works until ${output.previous_token_retires_at}`],
+          ],
+        },
+        this.interactive,
+      )
+    }
+    return output
+  }
+}

@@ -1,0 +1,41 @@
+import {Flags} from '@oclif/core'
+
+import {loadConfig} from '../src/config/config.js'
+import {createDb} from '../src/db/knex.js'
+import {migrateLatest, type MigrationStatus, migrationStatus} from '../src/db/migrate.js'
+import {renderTable} from '../src/ui/render.js'
+import {BaseCommand} from './_shared/base-command.js'
+
+export default class Migrate extends BaseCommand {
+  static override description = 'Run pending database migrations, or list them with --status'
+  static override flags = {
+    status: Flags.boolean({description: 'list migrations and whether each has run; change nothing'}),
+  }
+
+  async run(): Promise<{applied: string[]} | {migrations: MigrationStatus[]}> {
+    const {flags} = await this.parse(Migrate)
+    const db = createDb(loadConfig(process.env).database)
+    try {
+      if (flags.status) {
+        const migrations = await migrationStatus(db)
+        if (!this.jsonEnabled()) {
+          await renderTable(
+            [
+              {header: 'MIGRATION', value: (m: MigrationStatus) => m.name},
+              {header: 'STATE', value: (m) => (m.applied ? 'applied' : 'pending'), color: (m) => (m.applied ? 'green' : 'yellow')},
+            ],
+            migrations,
+            'No migrations.',
+            this.interactive,
+          )
+        }
+        return {migrations}
+      }
+      const applied = await migrateLatest(db)
+      if (!this.jsonEnabled()) this.log(applied.length === 0 ? 'Already up to date.' : `Applied ${applied.join(', ')}`)
+      return {applied}
+    } finally {
+      await db.destroy()
+    }
+  }
+}

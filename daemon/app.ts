@@ -1,0 +1,34 @@
+import Koa from 'koa'
+
+import type {Logger} from '../src/log/logger.js'
+import type {Services} from '../src/services.js'
+import type {AppState} from './context.js'
+import {identifyCaller, requireAuthentication} from './middleware/auth.js'
+import {errorEnvelope} from './middleware/errors.js'
+import {jsonBody} from './middleware/json-body.js'
+import {requestContext} from './middleware/request-context.js'
+import {healthRoutes} from './routes/health.js'
+import {leadRoutes} from './routes/leads.js'
+
+/**
+ * The public API as a Koa app, in the order a request travels: context and error envelope,
+ * health probes, caller identification, authentication, body parsing, then the routes.
+ */
+export function createApp(services: Services, logger: Logger): Koa<AppState> {
+  const app = new Koa<AppState>({proxy: false})
+  // Errors are rendered and logged by errorEnvelope; Koa's default handler would print stacks.
+  app.silent = true
+
+  const health = healthRoutes(services)
+  const leads = leadRoutes(services)
+
+  app.use(requestContext(logger))
+  app.use(errorEnvelope)
+  app.use(health.routes())
+  app.use(identifyCaller(services.keyAuthenticator))
+  app.use(requireAuthentication)
+  app.use(jsonBody())
+  app.use(leads.routes())
+  app.use(leads.allowedMethods({throw: true}))
+  return app
+}

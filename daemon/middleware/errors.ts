@@ -1,0 +1,51 @@
+import type {Next} from 'koa'
+
+import {AppError, type ErrorType, ValidationError} from '../../src/shared/errors.js'
+import type {AppContext} from '../context.js'
+
+interface Envelope {
+  error: {type: ErrorType; code: number; message: string; param?: string}
+}
+
+/** Messages for errors raised by Koa and its parsers rather than by our code. */
+const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
+  400: {type: 'invalid_request_error', message: 'Request body is not valid JSON.'},
+  404: {type: 'not_found_error', message: 'No such endpoint. See the API reference for the available paths.'},
+  405: {type: 'invalid_request_error', message: 'Method not allowed on this path.'},
+  413: {type: 'invalid_request_error', message: 'Request body is too large.'},
+  415: {type: 'invalid_request_error', message: 'Content-Type must be application/json.'},
+}
+
+/**
+ * The one place that writes an error response: every failure below becomes the envelope
+ * `{error: {type, code, message}}`. Unexpected errors are logged in full and answered with a
+ * generic 500 that holds no stack or SQL.
+ */
+export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> {
+  try {
+    await next()
+    if (ctx.status === 404 && ctx.body === undefined) {
+      throw Object.assign(new Error('not found'), {status: 404, expose: true})
+    }
+  } catch (error) {
+    const envelope = toEnvelope(error, ctx)
+    ctx.status = envelope.error.code
+    ctx.body = envelope
+    if (envelope.error.code === 405) {
+      const allow = (error as {headers?: {Allow?: string}}).headers?.Allow
+      if (allow) ctx.set('Allow', allow)
+    }
+  }
+}
+
+function toEnvelope(error: unknown, ctx: AppContext): Envelope {
+  if (error instanceof AppError) {
+    const param = error instanceof ValidationError ? error.param : undefined
+    return {error: {type: error.type, code: error.status, message: error.message, ...(param ? {param} : {})}}
+  }
+  const status = (error as {status?: number}).status
+  const known = status === undefined ? undefined : FRAMEWORK_ERRORS[status]
+  if (known && status !== undefined) return {error: {type: known.type, code: status, message: known.message}}
+  ctx.state.log.error({err: error}, 'unhandled error')
+  return {error: {type: 'api_error', code: 500, message: 'Internal server error. Retry later; if it persists, contact the operator with the X-Request-Id.'}}
+}

@@ -1,0 +1,19 @@
+import Router from '@koa/router'
+
+import type {Services} from '../../src/services.js'
+import type {AppContext, AppState} from '../context.js'
+
+/** /healthz (the process answers) and /readyz (database and Redis answer); no auth, no rate limit. */
+export function healthRoutes(services: Services): Router<AppState> {
+  const router = new Router<AppState>()
+  router.get('/healthz', (ctx: AppContext) => {
+    ctx.body = {status: 'ok'}
+  })
+  router.get('/readyz', async (ctx: AppContext) => {
+    const checks = await services.readiness()
+    const ready = checks.database && checks.redis !== false
+    ctx.status = ready ? 200 : 503
+    ctx.body = {status: ready ? 'ready' : 'unavailable', checks}
+  })
+  return router
+}

@@ -1,0 +1,93 @@
+import http from 'node:http'
+import type {AddressInfo} from 'node:net'
+
+import type {Config} from '../src/config/config.js'
+import type {Logger} from '../src/log/logger.js'
+import {createServices, type ServiceOptions, type Services} from '../src/services.js'
+import {createApp} from './app.js'
+
+/** How often remembered key uses are written to api_keys.last_used_at. */
+const LAST_USED_FLUSH_MS = 15_000
+/** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 10_000
+
+export interface RunningDaemon {
+  readonly url: string
+  readonly services: Services
+  /** Stops accepting connections, lets in-flight requests finish, flushes and closes stores. */
+  stop(): Promise<void>
+}
+
+/** Builds the services and serves the API on the configured host and port. */
+export async function startDaemon(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningDaemon> {
+  const services = await createServices(config, {
+    logger,
+    requireCurrentSchema: config.database.client === 'mysql',
+    ...options,
+  })
+  if (config.webhookAllowHosts.length > 0) {
+    logger.warn({hosts: config.webhookAllowHosts}, 'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests')
+  }
+
+  const app = createApp(services, logger)
+  const server = http.createServer(app.callback())
+  server.keepAliveTimeout = 65_000
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(config.port, config.host, () => resolve())
+    })
+  } catch (error) {
+    await services.close()
+    throw error
+  }
+
+  const flushTimer = setInterval(() => {
+    services.keyAuthenticator.flushLastUsed().catch((error: Error) => logger.warn({err: error}, 'last-used flush failed'))
+  }, LAST_USED_FLUSH_MS)
+  flushTimer.unref()
+
+  const address = server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  let stopping: Promise<void> | null = null
+  return {
+    url: `http://${host}:${address.port}`,
+    services,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(flushTimer)
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeIdleConnections()
+        })
+        await services.close()
+      })()
+      return stopping
+    },
+  }
+}
+
+/** Stops the daemon on SIGTERM or SIGINT; a second signal, or the grace period running out, exits at once. */
+export function stopOnSignals(daemon: RunningDaemon, logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info({signal}, 'shutting down')
+      const force = setTimeout(() => {
+        logger.warn('shutdown grace period over; exiting with requests still open')
+        process.exit(1)
+      }, SHUTDOWN_GRACE_MS)
+      force.unref()
+      process.once('SIGTERM', () => process.exit(1))
+      process.once('SIGINT', () => process.exit(1))
+      daemon.stop().then(() => {
+        logger.info('stopped')
+        resolve()
+      }, (error: Error) => {
+        logger.error({err: error}, 'shutdown failed')
+        process.exit(1)
+      })
+    }
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  })
+}

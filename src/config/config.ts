@@ -1,0 +1,149 @@
+import path from 'node:path'
+
+import {ConfigError} from '../shared/errors.js'
+
+export type DatabaseConfig =
+  | {readonly client: 'sqlite'; readonly filename: string; readonly url: string}
+  | {readonly client: 'mysql'; readonly url: string}
+
+export interface Config {
+  readonly database: DatabaseConfig
+  /** Redis URL for dispatch and shared counters; null runs the in-process adapters. */
+  readonly redisUrl: string | null
+  readonly host: string
+  readonly port: number
+  /** Raw 32-byte master key when configured; embedded mode may generate one (see master-key.ts). */
+  readonly masterKey: Buffer | null
+  /** Directory for embedded-mode files (SQLite database, generated master key). */
+  readonly dataDir: string
+  readonly webhookAllowHosts: readonly string[]
+  readonly metricsEnabled: boolean
+  readonly logLevel: string
+  /** Settings of the client commands (`leads pull`, `leads push`). */
+  readonly client: {
+    readonly baseUrl: string | null
+    readonly apiToken: string | null
+    readonly customerId: string | null
+  }
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite://./.leads/leads.db'
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/**
+ * Parses and validates the environment once. Throws ConfigError naming the variable on a bad
+ * value, so start-up stops with one clear line instead of half-starting.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const database = parseDatabaseUrl(read(env, 'LEADS_DATABASE_URL') ?? DEFAULT_DATABASE_URL, cwd)
+  const dataDir = database.client === 'sqlite' ? path.dirname(database.filename) : path.resolve(cwd, '.leads')
+  const masterKey = parseMasterKey(read(env, 'LEADS_MASTER_KEY'))
+  if (database.client === 'mysql' && masterKey === null) {
+    throw new ConfigError('LEADS_MASTER_KEY', 'is required when LEADS_DATABASE_URL points at MySQL (32 bytes, hex or base64)')
+  }
+
+  const config: Config = {
+    database,
+    redisUrl: parseRedisUrl(read(env, 'LEADS_REDIS_URL')),
+    host: read(env, 'LEADS_HOST') ?? '127.0.0.1',
+    port: parsePort(read(env, 'LEADS_PORT')),
+    masterKey,
+    dataDir,
+    webhookAllowHosts: (read(env, 'LEADS_WEBHOOK_ALLOW_HOSTS') ?? '')
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
+    metricsEnabled: read(env, 'LEADS_METRICS') === '1',
+    logLevel: parseLogLevel(read(env, 'LEADS_LOG_LEVEL')),
+    client: {
+      baseUrl: parseOptionalHttpUrl(read(env, 'LEADS_BASE_URL'), 'LEADS_BASE_URL'),
+      apiToken: read(env, 'LEADS_API_TOKEN') ?? null,
+      customerId: read(env, 'LEADS_CUSTOMER_ID') ?? null,
+    },
+  }
+  return deepFreeze(config)
+}
+
+function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim()
+  return value === '' ? undefined : value
+}
+
+function parseDatabaseUrl(raw: string, cwd: string): DatabaseConfig {
+  if (raw.startsWith('sqlite:')) {
+    // sqlite://./relative/file.db, sqlite:///absolute/file.db and sqlite::memory: are accepted.
+    const rest = raw.slice('sqlite:'.length).replace(/^\/\//, '')
+    if (rest === '') throw new ConfigError('LEADS_DATABASE_URL', `has no file path: ${raw}`)
+    const filename = rest === ':memory:' ? ':memory:' : path.resolve(cwd, rest)
+    return {client: 'sqlite', filename, url: raw}
+  }
+
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError('LEADS_DATABASE_URL', 'is not a URL; expected sqlite://./path.db or mysql://user:pass@host:3306/db')
+  }
+  if (url.protocol !== 'mysql:') {
+    throw new ConfigError('LEADS_DATABASE_URL', `has unsupported scheme "${url.protocol}"; use sqlite:// or mysql://`)
+  }
+  if (url.pathname.length <= 1) throw new ConfigError('LEADS_DATABASE_URL', 'names no database; add /dbname to the URL')
+  return {client: 'mysql', url: raw}
+}
+
+function parseRedisUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError('LEADS_REDIS_URL', 'is not a URL; expected redis://host:6379/0')
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError('LEADS_REDIS_URL', `has unsupported scheme "${url.protocol}"; use redis:// or rediss://`)
+  }
+  return raw
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined) return 8080
+  const port = Number(raw)
+  if (!/^\d+$/.test(raw) || port > 65_535) throw new ConfigError('LEADS_PORT', `must be an integer 0-65535, got "${raw}"`)
+  return port
+}
+
+/** Accepts 64 hex characters or base64 of exactly 32 bytes. */
+export function parseMasterKey(raw: string | undefined, variable = 'LEADS_MASTER_KEY'): Buffer | null {
+  if (raw === undefined) return null
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex')
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) {
+    const key = Buffer.from(raw, 'base64')
+    if (key.length === 32) return key
+  }
+  throw new ConfigError(variable, 'must be 32 bytes as 64 hex characters or base64')
+}
+
+function parseLogLevel(raw: string | undefined): string {
+  if (raw === undefined) return 'info'
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError('LEADS_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  return raw
+}
+
+function parseOptionalHttpUrl(raw: string | undefined, variable: string): string | null {
+  if (raw === undefined) return null
+  try {
+    const url = new URL(raw)
+    if (url.protocol === 'http:' || url.protocol === 'https:') return raw.replace(/\/+$/, '')
+  } catch {
+    // fall through to the error below
+  }
+  throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`)
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner)
+    Object.freeze(value)
+  }
+  return value
+}

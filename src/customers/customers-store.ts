@@ -1,0 +1,126 @@
+import type {Db} from '../db/knex.js'
+import {
+  type Customer,
+  type CustomFieldDefinition,
+  type FieldType,
+  LEAD_LINE_SLUG,
+  type Stage,
+} from './customer-types.js'
+
+interface CustomerRow {
+  id: string
+  name: string
+  created_at: number | string
+}
+
+interface StageRow {
+  id: string
+  customer_id: string
+  slug: string
+  name: string
+  color: string
+  position: number
+}
+
+interface FieldRow {
+  id: string
+  customer_id: string
+  slug: string
+  name: string
+  type: string
+}
+
+/** SQL for customers, their pipeline stages and their custom-field definitions. */
+export class CustomersStore {
+  constructor(private readonly db: Db) {}
+
+  async insertCustomer(
+    customer: Customer,
+    stages: Stage[],
+    fields: Array<Omit<CustomFieldDefinition, 'reserved'>>,
+    createdAt: number,
+  ): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx('customers').insert({id: customer.id, name: customer.name, created_at: customer.createdAt})
+      await trx('stages').insert(stages.map((stage) => ({...stageToRow(stage), created_at: createdAt})))
+      await trx('custom_fields').insert(fields.map((field) => ({...fieldToRow(field), created_at: createdAt})))
+    })
+  }
+
+  async findCustomer(id: string): Promise<Customer | null> {
+    const row = (await this.db('customers').where({id}).first()) as CustomerRow | undefined
+    return row ? rowToCustomer(row) : null
+  }
+
+  async listCustomers(): Promise<Customer[]> {
+    const rows = (await this.db('customers').orderBy([{column: 'created_at'}, {column: 'id'}])) as CustomerRow[]
+    return rows.map(rowToCustomer)
+  }
+
+  async listStages(customerId: string): Promise<Stage[]> {
+    const rows = (await this.db('stages')
+      .where({customer_id: customerId})
+      .orderBy([{column: 'position'}, {column: 'id'}])) as StageRow[]
+    return rows.map(rowToStage)
+  }
+
+  async insertStage(stage: Stage, createdAt: number): Promise<void> {
+    await this.db('stages').insert({...stageToRow(stage), created_at: createdAt})
+  }
+
+  async listFields(customerId: string): Promise<CustomFieldDefinition[]> {
+    const rows = (await this.db('custom_fields').where({customer_id: customerId}).orderBy('slug')) as FieldRow[]
+    return rows.map(rowToField)
+  }
+
+  async insertField(field: Omit<CustomFieldDefinition, 'reserved'>, createdAt: number): Promise<void> {
+    await this.db('custom_fields').insert({...fieldToRow(field), created_at: createdAt})
+  }
+
+  /** Returns true when a definition was removed. */
+  async deleteField(customerId: string, slug: string): Promise<boolean> {
+    const removed = await this.db('custom_fields').where({customer_id: customerId, slug}).delete()
+    return removed > 0
+  }
+}
+
+function rowToCustomer(row: CustomerRow): Customer {
+  return {id: row.id, name: row.name, createdAt: Number(row.created_at)}
+}
+
+function rowToStage(row: StageRow): Stage {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    slug: row.slug,
+    name: row.name,
+    color: row.color,
+    position: Number(row.position),
+  }
+}
+
+function stageToRow(stage: Stage): StageRow {
+  return {
+    id: stage.id,
+    customer_id: stage.customerId,
+    slug: stage.slug,
+    name: stage.name,
+    color: stage.color,
+    position: stage.position,
+  }
+}
+
+function rowToField(row: FieldRow): CustomFieldDefinition {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    slug: row.slug,
+    name: row.name,
+    type: row.type as FieldType,
+    reserved: row.slug === LEAD_LINE_SLUG,
+  }
+}
+
+function fieldToRow(field: Omit<CustomFieldDefinition, 'reserved'>): FieldRow {
+  return {id: field.id, customer_id: field.customerId, slug: field.slug, name: field.name, type: field.type}
+}

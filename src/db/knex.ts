@@ -1,0 +1,53 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import knexFactory, {type Knex} from 'knex'
+
+import type {DatabaseConfig} from '../config/config.js'
+import {migrationSource} from './migration-source.js'
+
+export type Db = Knex
+
+/** The compiled migrations folder: dist/migrations beside dist/src. */
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations')
+
+/**
+ * Builds the knex instance for either backend. SQLite runs in WAL mode with a busy timeout so
+ * the daemon and an operator command can use one file at once.
+ */
+export function createDb(database: DatabaseConfig): Db {
+  const migrations = {migrationSource: migrationSource(MIGRATIONS_DIR), tableName: 'knex_migrations'}
+  if (database.client === 'sqlite') {
+    if (database.filename !== ':memory:') fs.mkdirSync(path.dirname(database.filename), {recursive: true})
+    return knexFactory({
+      client: 'better-sqlite3',
+      connection: {filename: database.filename},
+      useNullAsDefault: true,
+      migrations,
+      pool: {
+        // better-sqlite3 is synchronous; one connection serialises writers the way SQLite does anyway.
+        min: 1,
+        max: 1,
+        afterCreate(conn: {pragma(sql: string): unknown}, done: (err: Error | null, conn: unknown) => void) {
+          conn.pragma('journal_mode = WAL')
+          conn.pragma('busy_timeout = 5000')
+          conn.pragma('foreign_keys = ON')
+          conn.pragma('synchronous = NORMAL')
+          done(null, conn)
+        },
+      },
+    })
+  }
+  return knexFactory({
+    client: 'mysql2',
+    connection: {uri: database.url, timezone: 'Z', charset: 'utf8mb4'} as Knex.MySql2ConnectionConfig,
+    migrations,
+    pool: {min: 0, max: 16},
+  })
+}
+
+/** True when the backend is MySQL/MariaDB; stores branch on it for dialect-specific SQL. */
+export function isMysql(db: Db): boolean {
+  return db.client.config.client === 'mysql2'
+}

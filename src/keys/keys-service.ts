@@ -1,0 +1,97 @@
+import {randomUUID} from 'node:crypto'
+
+import type {CustomersService} from '../customers/customers-service.js'
+import {type Clock, systemClock} from '../shared/clock.js'
+import {NotFoundError, ValidationError} from '../shared/errors.js'
+import {requireUuid} from '../shared/validate.js'
+import {type ApiKey, keyState} from './key-types.js'
+import type {KeysStore} from './keys-store.js'
+import {isScope, SCOPES, type Scope} from './scopes.js'
+import {hashToken, mintToken} from './tokens.js'
+
+export interface IssueKeyInput {
+  customerId: string
+  scopes: string[]
+  name?: string
+  expiresInMs?: number
+  internal?: boolean
+}
+
+/** A key together with the token minted for it: shown once, never stored. */
+export interface IssuedKey {
+  key: ApiKey
+  token: string
+}
+
+export interface RotatedKey extends IssuedKey {
+  /** When the key's previous tokens stop working (now, unless a grace period was given). */
+  previousTokensRetireAt: number
+}
+
+/** Issuing, listing, rotating and revoking customer keys (operator side). */
+export class KeysService {
+  constructor(
+    private readonly store: KeysStore,
+    private readonly customers: CustomersService,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async issue(input: IssueKeyInput): Promise<IssuedKey> {
+    const customer = await this.customers.get(input.customerId)
+    const scopes = validateScopes(input.scopes)
+    const now = this.clock.now()
+    const key: ApiKey = {
+      id: randomUUID(),
+      customerId: customer.id,
+      name: input.name?.trim() || null,
+      scopes,
+      internal: input.internal ?? false,
+      createdAt: now,
+      expiresAt: input.expiresInMs === undefined ? null : now + input.expiresInMs,
+      revokedAt: null,
+      lastUsedAt: null,
+    }
+    const token = mintToken()
+    await this.store.insertKey(key, hashToken(token))
+    return {key, token}
+  }
+
+  async list(customerId?: string): Promise<ApiKey[]> {
+    if (customerId !== undefined) await this.customers.get(customerId)
+    return this.store.listKeys(customerId)
+  }
+
+  async get(keyId: string): Promise<ApiKey> {
+    const key = await this.store.findKey(requireUuid(keyId, 'key'))
+    if (!key) throw new NotFoundError(`key ${keyId} does not exist`, 'run `leads keys list`')
+    return key
+  }
+
+  /** Mints a new token for the key; the old ones stop at once, or after `graceMs`. */
+  async rotate(keyId: string, graceMs = 0): Promise<RotatedKey> {
+    const key = await this.get(keyId)
+    const now = this.clock.now()
+    const state = keyState(key, now)
+    if (state !== 'active') {
+      throw new ValidationError(`key ${keyId} is ${state}; issue a new key instead`, 'key', 'run `leads keys issue ...`')
+    }
+    const token = mintToken()
+    const previousTokensRetireAt = now + graceMs
+    await this.store.rotateToken(key.id, hashToken(token), now, previousTokensRetireAt)
+    return {key, token, previousTokensRetireAt}
+  }
+
+  async revoke(keyId: string): Promise<ApiKey> {
+    const key = await this.get(keyId)
+    await this.store.revokeKey(key.id, this.clock.now())
+    return this.get(key.id)
+  }
+}
+
+function validateScopes(requested: string[]): Scope[] {
+  if (requested.length === 0) throw new ValidationError(`give at least one scope: ${SCOPES.join(', ')}`, 'scope')
+  for (const scope of requested) {
+    if (!isScope(scope)) throw new ValidationError(`unknown scope "${scope}"; valid: ${SCOPES.join(', ')}`, 'scope')
+  }
+  return [...new Set(requested as Scope[])]
+}

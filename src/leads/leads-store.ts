@@ -1,0 +1,221 @@
+import type {Knex} from 'knex'
+
+import type {LeadLine} from '../customers/customer-types.js'
+import type {Db} from '../db/knex.js'
+import type {CursorPosition, SortDirection, SortField} from './cursor.js'
+import type {CustomFields, LeadRecord, LeadStatus, SourcePlatform, SourceType} from './lead-types.js'
+import {normalizeEmail, phoneDigits, phoneLast10} from './match-keys.js'
+
+/** Filters of a list, all scoped to one customer. */
+export interface LeadFilters {
+  status?: LeadStatus
+  stageId?: string
+  leadLine?: LeadLine
+  createdSince?: number
+  updatedSince?: number
+  search?: string
+}
+
+export interface LeadPageRequest {
+  sortBy: SortField
+  sortDir: SortDirection
+  after?: CursorPosition
+  offset: number
+  limit: number
+}
+
+/** A stored lead with its stage and owner, as the list query returns it. */
+export interface LeadWithRelations extends LeadRecord {
+  stage: {id: string; slug: string; name: string; color: string}
+  owner: {id: string; name: string; role_name: string} | null
+}
+
+const INSERT_CHUNK = 200
+
+/** SQL for leads. Every query here carries a customer_id predicate. */
+export class LeadsStore {
+  constructor(private readonly db: Db) {}
+
+  /** One page in the requested order plus one extra row, so the caller knows whether more follow. */
+  async listPage(customerId: string, filters: LeadFilters, page: LeadPageRequest): Promise<LeadWithRelations[]> {
+    const query = this.db('leads')
+      .join('stages', 'stages.id', 'leads.stage_id')
+      .leftJoin('owners', 'owners.id', 'leads.owner_id')
+      .select(
+        'leads.*',
+        'stages.slug as stage_slug',
+        'stages.name as stage_name',
+        'stages.color as stage_color',
+        'owners.name as owner_name',
+        'owners.role_name as owner_role_name',
+      )
+    this.applyFilters(query, customerId, filters)
+    if (page.after) applyKeyset(query, page.after)
+    applyOrder(query, page.sortBy, page.sortDir)
+    query.limit(page.limit + 1).offset(page.offset)
+    return ((await query) as LeadJoinedRow[]).map(rowToLeadWithRelations)
+  }
+
+  /** How many leads match the filters, ignoring cursor and offset. */
+  async count(customerId: string, filters: LeadFilters): Promise<number> {
+    const query = this.db('leads').count({total: '*'})
+    this.applyFilters(query, customerId, filters)
+    const [row] = (await query) as Array<{total: number | string}>
+    return Number(row?.total ?? 0)
+  }
+
+  /** Inserts leads in a few multi-row statements (used by bulk create, seeding and benchmarks). */
+  async insertMany(leads: LeadRecord[], trx: Knex | Knex.Transaction = this.db): Promise<void> {
+    for (let start = 0; start < leads.length; start += INSERT_CHUNK) {
+      await trx('leads').insert(leads.slice(start, start + INSERT_CHUNK).map(leadToRow))
+    }
+  }
+
+  private applyFilters(query: Knex.QueryBuilder, customerId: string, filters: LeadFilters): void {
+    query.where('leads.customer_id', customerId)
+    if (filters.status !== undefined) query.where('leads.status', filters.status)
+    if (filters.stageId !== undefined) query.where('leads.stage_id', filters.stageId)
+    if (filters.leadLine !== undefined) query.where('leads.lead_line', filters.leadLine)
+    if (filters.createdSince !== undefined) query.where('leads.created_at', '>=', filters.createdSince)
+    if (filters.updatedSince !== undefined) query.where('leads.updated_at', '>=', filters.updatedSince)
+    if (filters.search !== undefined) applySearch(query, filters.search)
+  }
+}
+
+// `!` is the LIKE escape character: unlike a backslash it means the same in SQLite and MySQL.
+function likeContaining(text: string): string {
+  return `%${text.replace(/[!%_]/g, (char) => `!${char}`)}%`
+}
+
+/**
+ * Substring match on name and email (both dialects compare case-insensitively here), and on
+ * the phone's digits when the term looks like a phone number, so "(555) 010" finds 5550102000.
+ */
+function applySearch(query: Knex.QueryBuilder, term: string): void {
+  const digits = /^[\d\s().+-]+$/.test(term) ? phoneDigits(term) : null
+  query.where((match) => {
+    match
+      .whereRaw(`leads.contact_name LIKE ? ESCAPE '!'`, [likeContaining(term)])
+      .orWhereRaw(`leads.email_normalized LIKE ? ESCAPE '!'`, [likeContaining(term.toLowerCase())])
+    if (digits !== null) match.orWhereRaw(`leads.phone_digits LIKE ? ESCAPE '!'`, [likeContaining(digits)])
+  })
+}
+
+/**
+ * Rows strictly after the cursor's position, written in the expanded form
+ * `col > v OR (col = v AND id > i)`: measured on MariaDB, a row constructor `(col, id) > (v, i)`
+ * is not used as an index range (6.5 s against 3 ms on 1M rows).
+ * last_interaction_at sorts nulls last in both directions, then by id.
+ */
+function applyKeyset(query: Knex.QueryBuilder, after: CursorPosition): void {
+  const column = `leads.${after.sortBy}`
+  const beyond = after.sortDir === 'asc' ? '>' : '<'
+  if (after.value === null) {
+    query.whereNull(column).where('leads.id', beyond, after.id)
+    return
+  }
+  const value = after.value
+  query.where((next) => {
+    next
+      .where(column, beyond, value)
+      .orWhere((tie) => tie.where(column, value).where('leads.id', beyond, after.id))
+    if (after.sortBy === 'last_interaction_at') next.orWhereNull(column)
+  })
+}
+
+function applyOrder(query: Knex.QueryBuilder, sortBy: SortField, sortDir: SortDirection): void {
+  if (sortBy === 'last_interaction_at') query.orderByRaw('(leads.last_interaction_at IS NULL) ASC')
+  query.orderBy(`leads.${sortBy}`, sortDir).orderBy('leads.id', sortDir)
+}
+
+interface LeadRow {
+  id: string
+  customer_id: string
+  source_platform: string
+  source_type: string
+  status: string
+  created_at: number | string
+  updated_at: number | string
+  contact_name: string | null
+  contact_phone: string | null
+  contact_email: string | null
+  email_normalized: string | null
+  phone_digits: string | null
+  phone_last10: string | null
+  score: number | null
+  qualified: number | boolean | null
+  stage_id: string
+  owner_id: string | null
+  last_interaction_at: number | string | null
+  interaction_count: number
+  lead_line: string | null
+  custom_fields: string
+}
+
+interface LeadJoinedRow extends LeadRow {
+  stage_slug: string
+  stage_name: string
+  stage_color: string
+  owner_name: string | null
+  owner_role_name: string | null
+}
+
+function leadToRow(lead: LeadRecord): LeadRow {
+  return {
+    id: lead.id,
+    customer_id: lead.customerId,
+    source_platform: lead.sourcePlatform,
+    source_type: lead.sourceType,
+    status: lead.status,
+    created_at: lead.createdAt,
+    updated_at: lead.updatedAt,
+    contact_name: lead.contactName,
+    contact_phone: lead.contactPhone,
+    contact_email: lead.contactEmail,
+    email_normalized: normalizeEmail(lead.contactEmail),
+    phone_digits: phoneDigits(lead.contactPhone),
+    phone_last10: phoneLast10(lead.contactPhone),
+    score: lead.score,
+    qualified: lead.qualified,
+    stage_id: lead.stageId,
+    owner_id: lead.ownerId,
+    last_interaction_at: lead.lastInteractionAt,
+    interaction_count: lead.interactionCount,
+    lead_line: lead.leadLine,
+    custom_fields: JSON.stringify(lead.customFields),
+  }
+}
+
+function rowToLeadRecord(row: LeadRow): LeadRecord {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    sourcePlatform: row.source_platform as SourcePlatform,
+    sourceType: row.source_type as SourceType,
+    status: row.status as LeadStatus,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    contactName: row.contact_name,
+    contactPhone: row.contact_phone,
+    contactEmail: row.contact_email,
+    score: row.score === null ? null : Number(row.score),
+    qualified: row.qualified === null ? null : Boolean(row.qualified),
+    stageId: row.stage_id,
+    ownerId: row.owner_id,
+    lastInteractionAt: row.last_interaction_at === null ? null : Number(row.last_interaction_at),
+    interactionCount: Number(row.interaction_count),
+    leadLine: row.lead_line as LeadLine | null,
+    customFields: JSON.parse(row.custom_fields) as CustomFields,
+  }
+}
+
+function rowToLeadWithRelations(row: LeadJoinedRow): LeadWithRelations {
+  return {
+    ...rowToLeadRecord(row),
+    stage: {id: row.stage_id, slug: row.stage_slug, name: row.stage_name, color: row.stage_color},
+    owner:
+      row.owner_id === null
+        ? null
+        : {id: row.owner_id, name: row.owner_name ?? '', role_name: row.owner_role_name ?? ''},
+  }
+}

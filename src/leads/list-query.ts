@@ -1,0 +1,110 @@
+import type {LeadLine} from '../customers/customer-types.js'
+import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
+import {queryAjv, toValidationError} from '../shared/ajv.js'
+import {ValidationError} from '../shared/errors.js'
+import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
+import {LEAD_STATUSES, type LeadStatus} from './lead-types.js'
+
+export const LIST_LIMIT_MAX = 100
+export const LIST_LIMIT_DEFAULT = 20
+
+/** Query parameters of GET /leads: the one source for validation and the API document. */
+export const LIST_QUERY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: {type: 'string', enum: [...LEAD_STATUSES]},
+    stageId: {type: 'string', format: 'uuid'},
+    search: {type: 'string', minLength: 1, maxLength: 200},
+    created_since: {type: 'string', format: 'date-time'},
+    updated_since: {type: 'string', format: 'date-time'},
+    sort_by: {type: 'string', enum: [...SORT_FIELDS], default: 'updated_at'},
+    sort_dir: {type: 'string', enum: [...SORT_DIRECTIONS], default: 'asc'},
+    lead_line: {type: 'string', enum: [...LEAD_LINE_VALUES]},
+    include_custom_fields: {type: 'boolean', default: false},
+    cursor: {type: 'string', minLength: 1, maxLength: 1024},
+    limit: {type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT},
+    offset: {type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0},
+  },
+} as const
+
+const RULES: Record<string, string> = {
+  status: `must be one of ${LEAD_STATUSES.join(', ')}`,
+  stageId: 'must be a UUID',
+  search: 'must be 1 to 200 characters',
+  created_since: 'must be an ISO-8601 date-time with a zone, like 2026-01-31T00:00:00Z',
+  updated_since: 'must be an ISO-8601 date-time with a zone, like 2026-01-31T00:00:00Z',
+  sort_by: `must be one of ${SORT_FIELDS.join(', ')}`,
+  sort_dir: `must be one of ${SORT_DIRECTIONS.join(', ')}`,
+  lead_line: `must be one of ${LEAD_LINE_VALUES.join(', ')}`,
+  include_custom_fields: 'must be true or false',
+  cursor: 'must be next_cursor from an earlier response',
+  limit: `must be an integer from 1 to ${LIST_LIMIT_MAX}`,
+  offset: 'must be an integer of 0 or more',
+}
+
+export interface ListQuery {
+  status?: LeadStatus
+  stageId?: string
+  search?: string
+  createdSince?: number
+  updatedSince?: number
+  sortBy: SortField
+  sortDir: SortDirection
+  leadLine?: LeadLine
+  includeCustomFields: boolean
+  cursor?: string
+  limit: number
+  offset: number
+}
+
+const validate = queryAjv.compile(LIST_QUERY_SCHEMA)
+
+/** Validates raw query parameters (as the HTTP layer parsed them) into a typed list query. */
+export function parseListQuery(raw: Record<string, string | string[] | undefined>): ListQuery {
+  const params: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) throw new ValidationError(`query parameter "${name}" was given more than once`, name)
+    if (value !== undefined) params[name] = name === 'search' ? value.trim() : value
+  }
+  if (!validate(params)) throw toValidationError(validate.errors?.[0], (param) => RULES[param], 'query parameter')
+
+  const query = params as unknown as ValidatedParams
+  if (query.cursor !== undefined && query.offset !== 0) {
+    throw new ValidationError('use either cursor or offset, not both; cursor is preferred', 'offset')
+  }
+  return {
+    status: query.status,
+    stageId: query.stageId?.toLowerCase(),
+    search: query.search,
+    createdSince: toMs(query.created_since),
+    updatedSince: toMs(query.updated_since),
+    sortBy: query.sort_by,
+    sortDir: query.sort_dir,
+    leadLine: query.lead_line,
+    includeCustomFields: query.include_custom_fields,
+    cursor: query.cursor,
+    limit: query.limit,
+    offset: query.offset,
+  }
+}
+
+/** The parameters as they are once the schema (with its defaults and coercion) accepted them. */
+interface ValidatedParams {
+  status?: LeadStatus
+  stageId?: string
+  search?: string
+  created_since?: string
+  updated_since?: string
+  sort_by: SortField
+  sort_dir: SortDirection
+  lead_line?: LeadLine
+  include_custom_fields: boolean
+  cursor?: string
+  limit: number
+  offset: number
+}
+
+function toMs(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Date.parse(value)
+}

@@ -1,0 +1,103 @@
+import type {Config} from './config/config.js'
+import {resolveMasterKey} from './config/master-key.js'
+import {CustomersService} from './customers/customers-service.js'
+import {CustomersStore} from './customers/customers-store.js'
+import {createDb, type Db} from './db/knex.js'
+import {migrateLatest, migrationStatus} from './db/migrate.js'
+import {connectRedis, type RedisClient} from './db/redis.js'
+import {KeyAuthenticator} from './keys/key-authenticator.js'
+import {KeysService} from './keys/keys-service.js'
+import {KeysStore} from './keys/keys-store.js'
+import {CursorCodec} from './leads/cursor.js'
+import {LeadsService} from './leads/leads-service.js'
+import {LeadsStore} from './leads/leads-store.js'
+import type {Logger} from './log/logger.js'
+import {type Clock, systemClock} from './shared/clock.js'
+import {ConfigError} from './shared/errors.js'
+
+export interface Services {
+  readonly config: Config
+  readonly db: Db
+  readonly redis: RedisClient | null
+  readonly customers: CustomersService
+  readonly keys: KeysService
+  readonly keyAuthenticator: KeyAuthenticator
+  readonly leads: LeadsService
+  /** Which backing stores answer right now (null: not configured). */
+  readiness(): Promise<{database: boolean; redis: boolean | null}>
+  close(): Promise<void>
+}
+
+export interface ServiceOptions {
+  clock?: Clock
+  logger?: Logger
+  /** Migrate on start; default: on the embedded SQLite store only. */
+  autoMigrate?: boolean
+  /** Refuse to start with pending migrations (the daemon on MySQL); default false. */
+  requireCurrentSchema?: boolean
+  keyCacheTtlMs?: number
+}
+
+/**
+ * Builds every service from the configuration: shared by the daemon and the operator commands.
+ * Fails with a ConfigError naming the variable when a backing store cannot be reached.
+ */
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const clock = options.clock ?? systemClock
+  const masterKey = resolveMasterKey(config)
+  const db = createDb(config.database)
+  let redis: RedisClient | null = null
+  try {
+    await checkDatabase(db)
+    if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
+    if (options.requireCurrentSchema) await requireCurrentSchema(db)
+    if (config.redisUrl) redis = await connectRedis(config.redisUrl, options.logger)
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+
+  const customers = new CustomersService(new CustomersStore(db), clock)
+  const keysStore = new KeysStore(db)
+  const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
+
+  return {
+    config,
+    db,
+    redis,
+    customers,
+    keys: new KeysService(keysStore, customers, clock),
+    keyAuthenticator,
+    leads: new LeadsService(new LeadsStore(db), new CursorCodec(masterKey)),
+    async readiness() {
+      const database = await db.raw('select 1').then(
+        () => true,
+        () => false,
+      )
+      const redisUp = redis ? await redis.ping().then(() => true, () => false) : null
+      return {database, redis: redisUp}
+    },
+    async close() {
+      await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
+      if (redis) await redis.close().catch(() => undefined)
+      await db.destroy()
+    },
+  }
+}
+
+async function checkDatabase(db: Db): Promise<void> {
+  try {
+    await db.raw('select 1')
+  } catch (error) {
+    const {code, message} = error as {code?: string; message: string}
+    // mysql2 messages can quote the user name but never the password; keep just the reason.
+    throw new ConfigError('LEADS_DATABASE_URL', `cannot be reached: ${code ?? message}`)
+  }
+}
+
+async function requireCurrentSchema(db: Db): Promise<void> {
+  const pending = (await migrationStatus(db)).filter((migration) => !migration.applied)
+  if (pending.length > 0) {
+    throw new ConfigError('LEADS_DATABASE_URL', `has ${pending.length} pending migration(s); run \`leads migrate\` first`)
+  }
+}
