@@ -58,6 +58,7 @@ export interface ListQuery {
   offset: number
 }
 
+const INTEGER_PARAMS = new Set(['limit', 'offset'])
 const validate = queryAjv.compile(LIST_QUERY_SCHEMA)
 
 /** Validates raw query parameters (as the HTTP layer parsed them) into a typed list query. */
@@ -65,7 +66,12 @@ export function parseListQuery(raw: Record<string, string | string[] | undefined
   const params: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(raw)) {
     if (Array.isArray(value)) throw new ValidationError(`query parameter "${name}" was given more than once`, name)
-    if (value !== undefined) params[name] = name === 'search' ? value.trim() : value
+    if (value === undefined) continue
+    // ajv would coerce "1e3" or " 5" to numbers; integers here are plain digits.
+    if (INTEGER_PARAMS.has(name) && !/^\d+$/.test(value)) {
+      throw new ValidationError(`query parameter "${name}" ${RULES[name]}`, name)
+    }
+    params[name] = name === 'search' ? value.trim() : value
   }
   if (!validate(params)) throw toValidationError(validate.errors?.[0], (param) => RULES[param], 'query parameter')
 

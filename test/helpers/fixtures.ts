@@ -1,0 +1,71 @@
+import {randomUUID} from 'node:crypto'
+
+import type {Customer, Stage} from '../../src/customers/customer-types.js'
+import type {ApiKey} from '../../src/keys/key-types.js'
+import {SCOPES, type Scope} from '../../src/keys/scopes.js'
+import type {LeadRecord} from '../../src/leads/lead-types.js'
+import {LeadsStore} from '../../src/leads/leads-store.js'
+import {createLogger} from '../../src/log/logger.js'
+import {createServices, type ServiceOptions, type Services} from '../../src/services.js'
+import type {Backend} from './backends.js'
+
+/** Services on a backend that the root hook already migrated. */
+export function openServices(backend: Backend, options: ServiceOptions = {}): Promise<Services> {
+  return createServices(backend.config(), {logger: createLogger('silent'), autoMigrate: false, ...options})
+}
+
+export interface TestTenant {
+  customer: Customer
+  stages: Stage[]
+  key: ApiKey
+  token: string
+}
+
+/** A fresh customer (its own rows, so tests never see each other's) with a key of the given scopes. */
+export async function newTenant(services: Services, scopes: Scope[] = [...SCOPES]): Promise<TestTenant> {
+  const customer = await services.customers.create({name: `test ${randomUUID().slice(0, 8)}`})
+  const stages = await services.customers.listStages(customer.id)
+  const {key, token} = await services.keys.issue({customerId: customer.id, scopes})
+  return {customer, stages, key, token}
+}
+
+/** Builds a stored lead for the tenant; `overrides` set any field. */
+export function leadRecord(tenant: TestTenant, overrides: Partial<LeadRecord> = {}): LeadRecord {
+  const now = Date.now()
+  return {
+    id: randomUUID(),
+    customerId: tenant.customer.id,
+    sourcePlatform: 'direct',
+    sourceType: 'manual',
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    contactName: 'Test Lead',
+    contactPhone: null,
+    contactEmail: null,
+    score: null,
+    qualified: null,
+    stageId: (tenant.stages[0] as Stage).id,
+    ownerId: null,
+    lastInteractionAt: null,
+    interactionCount: 0,
+    leadLine: null,
+    customFields: {},
+    ...overrides,
+  }
+}
+
+export async function insertLeads(services: Services, leads: LeadRecord[]): Promise<void> {
+  await new LeadsStore(services.db).insertMany(leads)
+}
+
+/** Awaits a promise that must reject with the given error class; returns the error. */
+export async function rejectsWith<E extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => E): Promise<E> {
+  try {
+    await promise
+  } catch (error) {
+    if (!(error instanceof type)) throw error
+    return error
+  }
+  throw new Error(`expected a ${type.name}`)
+}
