@@ -29,6 +29,6 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(requireAuthentication)
   app.use(jsonBody())
   app.use(leads.routes())
-  app.use(leads.allowedMethods({throw: true}))
+  app.use(leads.allowedMethods())
   return app
 }

@@ -14,6 +14,7 @@ const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
   405: {type: 'invalid_request_error', message: 'Method not allowed on this path.'},
   413: {type: 'invalid_request_error', message: 'Request body is too large.'},
   415: {type: 'invalid_request_error', message: 'Content-Type must be application/json.'},
+  501: {type: 'invalid_request_error', message: 'HTTP method not supported by this API.'},
 }
 
 /**
@@ -24,17 +25,12 @@ const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
 export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next()
-    if (ctx.status === 404 && ctx.body === undefined) {
-      throw Object.assign(new Error('not found'), {status: 404, expose: true})
-    }
+    // No route matched (404) or the router answered 405/501 with an Allow header but no body.
+    if (ctx.body === undefined && ctx.status >= 400) throw Object.assign(new Error('no route'), {status: ctx.status})
   } catch (error) {
     const envelope = toEnvelope(error, ctx)
     ctx.status = envelope.error.code
     ctx.body = envelope
-    if (envelope.error.code === 405) {
-      const allow = (error as {headers?: {Allow?: string}}).headers?.Allow
-      if (allow) ctx.set('Allow', allow)
-    }
   }
 }
 

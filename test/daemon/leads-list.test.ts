@@ -86,7 +86,9 @@ describe('GET /api/agents/crm/leads', function () {
       expect(first.customer_id).to.equal(a.customer.id)
       expect(first.current_stage).to.have.keys(['id', 'slug', 'name', 'color'])
       expect(first.created_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
-      expect(first).to.include({score: null, qualified: null, owner: null, interaction_count: 0, status: 'won'})
+      const stored = leadsA.find((lead) => lead.id === first.id)!
+      expect(first).to.include({score: null, qualified: null, owner: null, interaction_count: 0, status: stored.status})
+      expect(first).to.include({contact_name: stored.contactName, contact_email: stored.contactEmail, source_platform: 'direct', source_type: 'manual'})
     })
 
     it('renders the owner and custom fields when asked', async function () {

@@ -1,0 +1,113 @@
+import {expect} from 'chai'
+
+import {forEachBackend} from '../helpers/backends.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon, type TestResponse} from '../helpers/test-daemon.js'
+
+function expectEnvelope(response: TestResponse, status: number, type: string): void {
+  expect(response.status).to.equal(status)
+  expect(response.headers.get('content-type')).to.match(/^application\/json/)
+  expect(response.body).to.have.keys(['error'])
+  expect(response.body.error).to.include({type, code: status})
+  expect(response.body.error.message).to.be.a('string').and.not.equal('')
+}
+
+describe('error envelope', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    const auth = () => ({token: tenant.token, customerId: tenant.customer.id})
+
+    before(async function () {
+      daemon = await startTestDaemon(backend)
+      tenant = await newTenant(daemon.services)
+    })
+    after(async function () {
+      await daemon.stop()
+    })
+
+    it('answers an unknown route with 404 not_found_error', async function () {
+      expectEnvelope(await daemon.request('/api/agents/crm/contacts', auth()), 404, 'not_found_error')
+      expectEnvelope(await daemon.request('/', auth()), 404, 'not_found_error')
+    })
+
+    it('answers an unknown route without credentials with 401, revealing nothing', async function () {
+      expectEnvelope(await daemon.request('/api/agents/crm/contacts'), 401, 'authentication_error')
+    })
+
+    it('answers a wrong method with 405 and an Allow header', async function () {
+      const response = await daemon.request('/api/agents/crm/leads', {...auth(), method: 'DELETE'})
+      expectEnvelope(response, 405, 'invalid_request_error')
+      expect(response.headers.get('allow')).to.include('GET')
+    })
+
+    it('answers a non-JSON body with 415', async function () {
+      const response = await daemon.request('/api/agents/crm/leads', {
+        ...auth(),
+        method: 'POST',
+        headers: {'content-type': 'text/csv'},
+        body: 'name\nAda',
+      })
+      expectEnvelope(response, 415, 'invalid_request_error')
+    })
+
+    it('answers malformed JSON with 400', async function () {
+      const response = await daemon.request('/api/agents/crm/leads', {
+        ...auth(),
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: '{"contact_name": ',
+      })
+      expectEnvelope(response, 400, 'invalid_request_error')
+    })
+
+    it('answers a body over 1 MiB with 413', async function () {
+      const response = await daemon.request('/api/agents/crm/leads', {
+        ...auth(),
+        method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify({contact_name: 'x'.repeat(1024 * 1024 + 10)}),
+      })
+      expectEnvelope(response, 413, 'invalid_request_error')
+    })
+
+    it('echoes a sane X-Request-Id and mints one otherwise', async function () {
+      const given = await daemon.request('/healthz', {headers: {'x-request-id': 'trace-123'}})
+      expect(given.headers.get('x-request-id')).to.equal('trace-123')
+      const minted = await daemon.request('/healthz', {headers: {'x-request-id': 'bad id with spaces'}})
+      expect(minted.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/)
+    })
+
+    it('never writes a token or the Authorization header to the logs', async function () {
+      await daemon.request('/api/agents/crm/leads', auth())
+      await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: 'bad'})
+      const logs = daemon.logs.join('')
+      expect(logs).to.include('"path":"/api/agents/crm/leads"')
+      expect(logs).not.to.include(tenant.token)
+      expect(logs.toLowerCase()).not.to.include('bearer')
+    })
+  })
+})
+
+describe('error envelope for unexpected failures', function () {
+  forEachBackend((backend) => {
+    it('answers 500 api_error with no SQL or stack when the database is gone, and /readyz says 503', async function () {
+      const daemon = await startTestDaemon(backend)
+      try {
+        const tenant = await newTenant(daemon.services)
+        // Warm the key cache, then take the database away underneath the running daemon.
+        expect((await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(200)
+        await daemon.services.db.destroy()
+        const response = await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
+        expectEnvelope(response, 500, 'api_error')
+        expect(response.text).not.to.match(/select|from|leads`|at .*\.js/i)
+        const ready = await daemon.request('/readyz')
+        expect(ready.status).to.equal(503)
+        expect(ready.body.checks.database).to.equal(false)
+        expect(daemon.logs.join('')).to.include('unhandled error')
+      } finally {
+        await daemon.stop().catch(() => undefined)
+      }
+    })
+  })
+})
