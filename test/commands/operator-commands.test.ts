@@ -1,0 +1,125 @@
+import {expect} from 'chai'
+
+import {KeysStore} from '../../src/keys/keys-store.js'
+import {hashToken} from '../../src/keys/tokens.js'
+import type {Services} from '../../src/services.js'
+import {forEachBackend} from '../helpers/backends.js'
+import {runCli, runCliJson} from '../helpers/cli.js'
+import {openServices} from '../helpers/fixtures.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+describe('operator commands', function () {
+  forEachBackend((backend) => {
+    let env: Record<string, string>
+    let services: Services
+    let customerId: string
+
+    before(async function () {
+      env = {...backend.env, LEADS_MASTER_KEY: 'ab'.repeat(32)}
+      services = await openServices(backend)
+    })
+    after(async function () {
+      await services.close()
+    })
+
+    it('migrate --status --json lists every migration as applied', async function () {
+      const output = await runCliJson(['migrate', '--status'], env)
+      expect(output.migrations.length).to.be.greaterThan(0)
+      expect(output.migrations.every((m: {applied: boolean}) => m.applied)).to.equal(true)
+      expect(await runCliJson(['migrate'], env)).to.deep.equal({applied: []})
+    })
+
+    it('customers create prints the id, and --json the customer', async function () {
+      const plain = await runCli(['customers', 'create', '--name', 'Plain Co'], env)
+      expect(plain.code).to.equal(0)
+      expect(plain.stdout.trim()).to.match(UUID)
+      const created = await runCliJson(['customers', 'create', '--name', 'Acme Realty'], env)
+      expect(created).to.have.keys(['id', 'name', 'created_at'])
+      expect(created.name).to.equal('Acme Realty')
+      customerId = created.id
+      const list = await runCliJson(['customers', 'list'], env)
+      expect(list.customers.map((c: {id: string}) => c.id)).to.include(customerId)
+    })
+
+    it('keys issue shows the token once and stores only its hash', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--scope', 'public_api:leads:write', '--name', 'sync', '--expires-in', '90d'], env)
+      expect(issued).to.include({customer_id: customerId, name: 'sync', internal: false, state: 'active'})
+      expect(issued.token).to.match(/^svc_[0-9a-f]{64}$/)
+      expect(issued.scopes).to.deep.equal(['public_api:leads:read', 'public_api:leads:write'])
+      expect(Date.parse(issued.expires_at) - Date.parse(issued.created_at)).to.equal(90 * 86_400_000)
+      const grant = await new KeysStore(services.db).findByTokenHash(hashToken(issued.token))
+      expect(grant?.key.id).to.equal(issued.id)
+
+      const plain = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      expect(plain.stdout).to.match(/API token: svc_[0-9a-f]{64}/)
+      expect(plain.stdout).to.include('cannot be shown again')
+    })
+
+    it('keys list never prints a token', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:webhooks:manage', '--internal'], env)
+      const listed = await runCliJson(['keys', 'list', '--customer', customerId], env)
+      const mine = listed.keys.find((key: {id: string}) => key.id === issued.id)
+      expect(mine).to.have.keys(['id', 'name', 'customer_id', 'scopes', 'internal', 'state', 'created_at', 'last_used_at', 'expires_at'])
+      expect(mine.internal).to.equal(true)
+      const plain = await runCli(['keys', 'list', '--customer', customerId], env)
+      expect(plain.stdout).to.include(issued.id)
+      expect(plain.stdout).not.to.include(issued.token)
+      expect(JSON.stringify(listed)).not.to.include('svc_')
+    })
+
+    it('keys rotate keeps the id and reports when the old token retires; revoke marks it revoked', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const rotated = await runCliJson(['keys', 'rotate', issued.id, '--grace', '1h'], env)
+      expect(rotated.id).to.equal(issued.id)
+      expect(rotated.token).to.match(/^svc_[0-9a-f]{64}$/).and.not.equal(issued.token)
+      expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(3_500_000, 3_600_000)
+      const revoked = await runCliJson(['keys', 'revoke', issued.id], env)
+      expect(revoked).to.include({id: issued.id, state: 'revoked'})
+      const again = await runCli(['keys', 'rotate', issued.id], env)
+      expect(again.code).to.equal(1)
+      expect(again.stderr).to.match(/^Error: key .* is revoked; issue a new key instead \(hint: .*\)\n$/)
+    })
+
+    it('stages list/add and fields list/add/remove manage the setup', async function () {
+      const added = await runCliJson(['stages', 'add', '--customer', customerId, '--slug', 'showing', '--name', 'Showing', '--color', '#0ea5e9'], env)
+      expect(added).to.include({slug: 'showing', position: 5})
+      const stages = await runCliJson(['stages', 'list', '--customer', customerId], env)
+      expect(stages.stages.map((s: {slug: string}) => s.slug)).to.deep.equal(['new', 'contacted', 'qualified', 'proposal', 'closed', 'showing'])
+      expect(await runCliJson(['fields', 'add', '--customer', customerId, '--slug', 'budget', '--type', 'number'], env)).to.deep.equal({slug: 'budget', name: 'budget', type: 'number', reserved: false})
+      const fields = await runCliJson(['fields', 'list', '--customer', customerId], env)
+      expect(fields.fields.map((f: {slug: string}) => f.slug)).to.deep.equal(['budget', 'lead_line'])
+      expect(await runCliJson(['fields', 'remove', '--customer', customerId, '--slug', 'budget'], env)).to.deep.equal({slug: 'budget', removed: true})
+    })
+
+    it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {
+      const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000', '--json'], env)
+      expect(result.code).to.equal(1)
+      expect(result.stdout).to.equal('')
+      expect(result.stderr).to.equal('Error: customer 6f1c0000-0000-4000-8000-000000000000 does not exist (hint: run `leads customers list`)\n')
+    })
+  })
+
+  it('exits 2 on a usage error', async function () {
+    const result = await runCli(['keys', 'issue', '--customer', 'x'], {LEADS_DATABASE_URL: 'sqlite::memory:'})
+    expect(result.code).to.equal(2)
+    expect(result.stderr).to.include('Missing required flag scope')
+  })
+
+  it('stops with one line naming the variable on bad configuration', async function () {
+    const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: 'mysql://root@127.0.0.1:3306/leads'})
+    expect(result.code).to.equal(1)
+    expect(result.stderr.trim().split('\n')).to.have.length(1)
+    expect(result.stderr).to.match(/^Error: LEADS_MASTER_KEY is required/)
+  })
+
+  it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {
+    const result = await runCli(['customers', 'list'], {
+      LEADS_DATABASE_URL: 'mysql://root:hunter2@127.0.0.1:1/leads',
+      LEADS_MASTER_KEY: 'ab'.repeat(32),
+    })
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.match(/^Error: LEADS_DATABASE_URL cannot be reached: ECONNREFUSED/)
+    expect(result.stderr).not.to.include('hunter2')
+  })
+})

@@ -1,0 +1,30 @@
+import {execFile} from 'node:child_process'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+export const CLI = path.join(PROJECT_ROOT, 'bin/run.js')
+
+export interface CliResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs the real `leads` executable in a child process with only the given LEADS_* variables. */
+export function runCli(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT): Promise<CliResult> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEADS_')))
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], {env: {...base, ...env}, cwd}, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+      resolve({code, stdout, stderr})
+    })
+  })
+}
+
+/** Runs a `--json` command that must succeed and returns its parsed output. */
+export async function runCliJson<T = any>(args: string[], env: Record<string, string>): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const result = await runCli([...args, '--json'], env)
+  if (result.code !== 0) throw new Error(`leads ${args.join(' ')} exited ${result.code}: ${result.stderr}`)
+  return JSON.parse(result.stdout) as T
+}
