@@ -36,24 +36,28 @@ const INSERT_CHUNK = 200
 export class LeadsStore {
   constructor(private readonly db: Db) {}
 
-  /** One page in the requested order plus one extra row, so the caller knows whether more follow. */
+  /**
+   * One page in the requested order plus one extra row, so the caller knows whether more follow.
+   * Stages and owners are loaded for the page afterwards: joined into the page query, MariaDB
+   * starts from the small stages table and sorts every lead of the customer (20 ms against
+   * under 1 ms at 10,000 leads).
+   */
   async listPage(customerId: string, filters: LeadFilters, page: LeadPageRequest): Promise<LeadWithRelations[]> {
-    const query = this.db('leads')
-      .join('stages', 'stages.id', 'leads.stage_id')
-      .leftJoin('owners', 'owners.id', 'leads.owner_id')
-      .select(
-        'leads.*',
-        'stages.slug as stage_slug',
-        'stages.name as stage_name',
-        'stages.color as stage_color',
-        'owners.name as owner_name',
-        'owners.role_name as owner_role_name',
-      )
+    const query = this.db('leads').select('leads.*')
     this.applyFilters(query, customerId, filters)
     if (page.after) applyKeyset(query, page.after)
     applyOrder(query, page.sortBy, page.sortDir)
     query.limit(page.limit + 1).offset(page.offset)
-    return ((await query) as LeadJoinedRow[]).map(rowToLeadWithRelations)
+    const leads = ((await query) as LeadRow[]).map(rowToLeadRecord)
+    const [stages, owners] = await Promise.all([
+      this.stagesById(customerId, leads.map((lead) => lead.stageId)),
+      this.ownersById(customerId, leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId]))),
+    ])
+    return leads.map((lead) => ({
+      ...lead,
+      stage: stages.get(lead.stageId) as LeadWithRelations['stage'],
+      owner: lead.ownerId === null ? null : (owners.get(lead.ownerId) ?? null),
+    }))
   }
 
   /** How many leads match the filters, ignoring cursor and offset. */
@@ -69,6 +73,24 @@ export class LeadsStore {
     for (let start = 0; start < leads.length; start += INSERT_CHUNK) {
       await trx('leads').insert(leads.slice(start, start + INSERT_CHUNK).map(leadToRow))
     }
+  }
+
+  private async stagesById(customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
+    if (ids.length === 0) return new Map()
+    const rows = (await this.db('stages')
+      .where('customer_id', customerId)
+      .whereIn('id', [...new Set(ids)])
+      .select('id', 'slug', 'name', 'color')) as Array<LeadWithRelations['stage']>
+    return new Map(rows.map((row) => [row.id, {id: row.id, slug: row.slug, name: row.name, color: row.color}]))
+  }
+
+  private async ownersById(customerId: string, ids: string[]): Promise<Map<string, NonNullable<LeadWithRelations['owner']>>> {
+    if (ids.length === 0) return new Map()
+    const rows = (await this.db('owners')
+      .where('customer_id', customerId)
+      .whereIn('id', [...new Set(ids)])
+      .select('id', 'name', 'role_name')) as Array<NonNullable<LeadWithRelations['owner']>>
+    return new Map(rows.map((row) => [row.id, {id: row.id, name: row.name, role_name: row.role_name}]))
   }
 
   private applyFilters(query: Knex.QueryBuilder, customerId: string, filters: LeadFilters): void {
@@ -152,14 +174,6 @@ interface LeadRow {
   custom_fields: string
 }
 
-interface LeadJoinedRow extends LeadRow {
-  stage_slug: string
-  stage_name: string
-  stage_color: string
-  owner_name: string | null
-  owner_role_name: string | null
-}
-
 function leadToRow(lead: LeadRecord): LeadRow {
   return {
     id: lead.id,
@@ -206,16 +220,5 @@ function rowToLeadRecord(row: LeadRow): LeadRecord {
     interactionCount: Number(row.interaction_count),
     leadLine: row.lead_line as LeadLine | null,
     customFields: JSON.parse(row.custom_fields) as CustomFields,
-  }
-}
-
-function rowToLeadWithRelations(row: LeadJoinedRow): LeadWithRelations {
-  return {
-    ...rowToLeadRecord(row),
-    stage: {id: row.stage_id, slug: row.stage_slug, name: row.stage_name, color: row.stage_color},
-    owner:
-      row.owner_id === null
-        ? null
-        : {id: row.owner_id, name: row.owner_name ?? '', role_name: row.owner_role_name ?? ''},
   }
 }
