@@ -71,6 +71,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
 export function stopOnSignals(daemon: RunningDaemon, logger: Logger): Promise<void> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal)
+      process.off('SIGINT', onSignal)
       logger.info({signal}, 'shutting down')
       const force = setTimeout(() => {
         logger.warn('shutdown grace period over; exiting with requests still open')
@@ -87,7 +89,7 @@ export function stopOnSignals(daemon: RunningDaemon, logger: Logger): Promise<vo
         process.exit(1)
       })
     }
-    process.once('SIGTERM', onSignal)
-    process.once('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
   })
 }
