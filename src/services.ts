@@ -11,6 +11,10 @@ import {KeysStore} from './keys/keys-store.js'
 import {CursorCodec} from './leads/cursor.js'
 import {LeadsService} from './leads/leads-service.js'
 import {LeadsStore} from './leads/leads-store.js'
+import {LeadsWriteService} from './leads/leads-write-service.js'
+import {EventsStore} from './events/events-store.js'
+import {IdempotencyService} from './idempotency/idempotency-service.js'
+import {IdempotencyStore} from './idempotency/idempotency-store.js'
 import type {Logger} from './log/logger.js'
 import {type Clock, systemClock} from './shared/clock.js'
 import {ConfigError} from './shared/errors.js'
@@ -23,6 +27,8 @@ export interface Services {
   readonly keys: KeysService
   readonly keyAuthenticator: KeyAuthenticator
   readonly leads: LeadsService
+  readonly leadsWrite: LeadsWriteService
+  readonly idempotency: IdempotencyService
   /** Which backing stores answer right now (null: not configured). */
   readiness(): Promise<{database: boolean; redis: boolean | null}>
   close(): Promise<void>
@@ -57,7 +63,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     throw error
   }
 
-  const customers = new CustomersService(new CustomersStore(db), clock)
+  const customersStore = new CustomersStore(db)
+  const customers = new CustomersService(customersStore, clock)
+  const leadsStore = new LeadsStore(db)
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
 
@@ -68,7 +76,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     customers,
     keys: new KeysService(keysStore, customers, clock),
     keyAuthenticator,
-    leads: new LeadsService(new LeadsStore(db), new CursorCodec(masterKey)),
+    leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
+    leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, new EventsStore(db), clock),
+    idempotency: new IdempotencyService(new IdempotencyStore(db), clock),
     async readiness() {
       const database = await db.raw('select 1').then(
         () => true,

@@ -3,7 +3,7 @@ import type {Next} from 'koa'
 import {AppError, type ErrorType, ValidationError} from '../../src/shared/errors.js'
 import type {AppContext} from '../context.js'
 
-interface Envelope {
+export interface Envelope {
   error: {type: ErrorType; code: number; message: string; param?: string}
 }
 
@@ -34,11 +34,14 @@ export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> 
   }
 }
 
+/** The envelope of an error the core threw on purpose. */
+export function appErrorEnvelope(error: AppError): Envelope {
+  const param = error instanceof ValidationError ? error.param : undefined
+  return {error: {type: error.type, code: error.status, message: error.message, ...(param ? {param} : {})}}
+}
+
 function toEnvelope(error: unknown, ctx: AppContext): Envelope {
-  if (error instanceof AppError) {
-    const param = error instanceof ValidationError ? error.param : undefined
-    return {error: {type: error.type, code: error.status, message: error.message, ...(param ? {param} : {})}}
-  }
+  if (error instanceof AppError) return appErrorEnvelope(error)
   const status = (error as {status?: number}).status
   const known = status === undefined ? undefined : FRAMEWORK_ERRORS[status]
   if (known && status !== undefined) return {error: {type: known.type, code: status, message: known.message}}

@@ -1,6 +1,8 @@
 import {isoTime, isoTimeOrNull} from '../shared/clock.js'
+import type {RowOutcome} from './bulk-plan.js'
 import type {Lead} from './lead-types.js'
 import type {LeadWithRelations} from './leads-store.js'
+import type {BulkResult, CreateResult} from './leads-write-service.js'
 
 /** The API's Lead for a stored lead; custom_fields only when asked for. */
 export function toApiLead(lead: LeadWithRelations, includeCustomFields: boolean): Lead {
@@ -24,4 +26,28 @@ export function toApiLead(lead: LeadWithRelations, includeCustomFields: boolean)
   }
   if (includeCustomFields) view.custom_fields = lead.customFields
   return view
+}
+
+/** Body of a 201 from POST /leads. */
+export function createResponse(result: CreateResult): {lead: Lead; merged: boolean; unknown_custom_fields: string[]} {
+  return {lead: toApiLead(result.lead, true), merged: result.merged, unknown_custom_fields: result.unknownCustomFields}
+}
+
+export interface BulkResponse {
+  dry_run: boolean
+  summary: {received: number; created: number; updated: number; skipped: number; failed: number}
+  results: Array<{index: number; status: RowOutcome['status']; lead_id?: string; error?: {message: string; param?: string}}>
+  unknown_custom_fields: Array<{slug: string; rows: number[]}>
+}
+
+/** Body of a 200 from POST /leads/bulk. A dry run names no id for a lead it would create. */
+export function bulkResponse(result: BulkResult): BulkResponse {
+  const summary = {received: result.outcomes.length, created: 0, updated: 0, skipped: 0, failed: 0}
+  const results = result.outcomes.map((outcome) => {
+    summary[outcome.status] += 1
+    if (outcome.status === 'failed') return {index: outcome.index, status: outcome.status, error: outcome.error}
+    if (outcome.status === 'created' && result.dryRun) return {index: outcome.index, status: outcome.status}
+    return {index: outcome.index, status: outcome.status, lead_id: outcome.lead.id}
+  })
+  return {dry_run: result.dryRun, summary, results, unknown_custom_fields: result.unknownCustomFields}
 }

@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import type {LeadLine} from '../customers/customer-types.js'
-import type {Db} from '../db/knex.js'
+import {type Db, isMysql} from '../db/knex.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
 import type {CustomFields, LeadRecord, LeadStatus, SourcePlatform, SourceType} from './lead-types.js'
 import {normalizeEmail, phoneDigits, phoneLast10} from './match-keys.js'
@@ -30,7 +30,13 @@ export interface LeadWithRelations extends LeadRecord {
   owner: {id: string; name: string; role_name: string} | null
 }
 
-const INSERT_CHUNK = 200
+const INSERT_CHUNK = 250
+
+/** Columns a merge may change; id, customer_id and created_at never change. */
+const UPSERT_COLUMNS = [
+  'source_platform', 'source_type', 'status', 'updated_at', 'contact_name', 'contact_phone', 'contact_email',
+  'email_normalized', 'phone_digits', 'phone_last10', 'stage_id', 'lead_line', 'custom_fields',
+]
 
 /** SQL for leads. Every query here carries a customer_id predicate. */
 export class LeadsStore {
@@ -48,16 +54,73 @@ export class LeadsStore {
     if (page.after) applyKeyset(query, page.after)
     applyOrder(query, page.sortBy, page.sortDir)
     query.limit(page.limit + 1).offset(page.offset)
-    const leads = ((await query) as LeadRow[]).map(rowToLeadRecord)
+    return this.withRelations(customerId, ((await query) as LeadRow[]).map(rowToLeadRecord))
+  }
+
+  /** Adds each lead's stage and owner, loaded by id for all the leads at once. */
+  async withRelations(customerId: string, leads: LeadRecord[], trx: Knex | Knex.Transaction = this.db): Promise<LeadWithRelations[]> {
     const [stages, owners] = await Promise.all([
-      this.stagesById(customerId, leads.map((lead) => lead.stageId)),
-      this.ownersById(customerId, leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId]))),
+      this.stagesById(trx, customerId, leads.map((lead) => lead.stageId)),
+      this.ownersById(trx, customerId, leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId]))),
     ])
     return leads.map((lead) => ({
       ...lead,
       stage: stages.get(lead.stageId) as LeadWithRelations['stage'],
       owner: lead.ownerId === null ? null : (owners.get(lead.ownerId) ?? null),
     }))
+  }
+
+  /**
+   * Takes exclusive row locks on the customer's match keys (see migration 2) until the
+   * transaction ends. Keys must come sorted, so two writers lock in the same order.
+   */
+  async lockMatchKeys(trx: Knex.Transaction, customerId: string, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return
+    await trx('lead_match_locks')
+      .insert(keys.map((matchKey) => ({customer_id: customerId, match_key: matchKey})))
+      .onConflict(['customer_id', 'match_key'])
+      .merge(['match_key'])
+  }
+
+  /**
+   * The customer's leads whose normalised email or last-10 phone digits is among those given,
+   * oldest first. With `lock` (inside a write) MySQL reads them FOR UPDATE: the latest committed
+   * version, held until the transaction ends, so a concurrent merge cannot be lost.
+   */
+  async findByMatch(
+    trx: Knex | Knex.Transaction,
+    customerId: string,
+    keys: {emails: readonly string[]; phones: readonly string[]},
+    lock: boolean,
+  ): Promise<LeadRecord[]> {
+    // One lookup per index: an OR across two indexes may scan all of the customer's leads.
+    const lookups: Array<[column: string, values: readonly string[]]> = [
+      ['email_normalized', keys.emails],
+      ['phone_last10', keys.phones],
+    ]
+    const found = new Map<string, LeadRecord>()
+    for (const [column, values] of lookups) {
+      if (values.length === 0) continue
+      const query = trx('leads').select('*').where('customer_id', customerId).whereIn(column, [...values])
+      if (lock && isMysql(this.db)) query.forUpdate()
+      for (const row of (await query) as LeadRow[]) found.set(row.id, rowToLeadRecord(row))
+    }
+    return [...found.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+  }
+
+  /** Inserts new leads and overwrites changed ones by id, in a few multi-row statements. */
+  async upsertMany(trx: Knex.Transaction, leads: LeadRecord[]): Promise<void> {
+    for (let start = 0; start < leads.length; start += INSERT_CHUNK) {
+      await trx('leads')
+        .insert(leads.slice(start, start + INSERT_CHUNK).map(leadToRow))
+        .onConflict('id')
+        .merge(UPSERT_COLUMNS)
+    }
+  }
+
+  async update(trx: Knex.Transaction, lead: LeadRecord): Promise<void> {
+    const {id, customer_id, ...changes} = leadToRow(lead)
+    await trx('leads').where({id, customer_id}).update(changes)
   }
 
   /** How many leads match the filters, ignoring cursor and offset. */
@@ -75,18 +138,18 @@ export class LeadsStore {
     }
   }
 
-  private async stagesById(customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
+  private async stagesById(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
     if (ids.length === 0) return new Map()
-    const rows = (await this.db('stages')
+    const rows = (await trx('stages')
       .where('customer_id', customerId)
       .whereIn('id', [...new Set(ids)])
       .select('id', 'slug', 'name', 'color')) as Array<LeadWithRelations['stage']>
     return new Map(rows.map((row) => [row.id, {id: row.id, slug: row.slug, name: row.name, color: row.color}]))
   }
 
-  private async ownersById(customerId: string, ids: string[]): Promise<Map<string, NonNullable<LeadWithRelations['owner']>>> {
+  private async ownersById(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, NonNullable<LeadWithRelations['owner']>>> {
     if (ids.length === 0) return new Map()
-    const rows = (await this.db('owners')
+    const rows = (await trx('owners')
       .where('customer_id', customerId)
       .whereIn('id', [...new Set(ids)])
       .select('id', 'name', 'role_name')) as Array<NonNullable<LeadWithRelations['owner']>>

@@ -7,10 +7,10 @@ import {ValidationError} from './errors.js'
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
 /** Ajv for query strings: "20" becomes 20 and "true" becomes true before the schema applies. */
-export const queryAjv = addFormats(new Ajv({allErrors: false, coerceTypes: true, useDefaults: true}))
+export const queryAjv = addFormats(new Ajv({allErrors: false, coerceTypes: true, useDefaults: true, allowUnionTypes: true}))
 
 /** Ajv for JSON bodies: types are taken as sent. */
-export const bodyAjv = addFormats(new Ajv({allErrors: false, useDefaults: true}))
+export const bodyAjv = addFormats(new Ajv({allErrors: false, useDefaults: true, allowUnionTypes: true}))
 
 /** The field an ajv error is about: the unknown property's name, or the path's first segment. */
 export function errorParam(error: ErrorObject): string | undefined {

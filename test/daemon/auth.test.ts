@@ -8,8 +8,14 @@ import {forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {type RequestOptions, startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
+/** A valid body for each endpoint that takes one, so an authorised call succeeds. */
+const SAMPLE_BODIES: Partial<Record<Endpoint, unknown>> = {
+  'POST /api/agents/crm/leads': {contact_name: 'Matrix Lead'},
+  'POST /api/agents/crm/leads/bulk': {leads: [{contact_name: 'Matrix Lead'}]},
+}
+
 /** Endpoints the daemon serves so far; each later issue adds its own here. */
-const SERVED: Endpoint[] = ['GET /api/agents/crm/leads']
+const SERVED: Endpoint[] = ['GET /api/agents/crm/leads', 'POST /api/agents/crm/leads', 'POST /api/agents/crm/leads/bulk']
 
 describe('authentication and scopes', function () {
   forEachBackend((backend) => {
@@ -40,7 +46,10 @@ describe('authentication and scopes', function () {
     for (const endpoint of SERVED) {
       const [method, template] = endpoint.split(' ') as [string, string]
       const path = template.replace(':id', 'wh_0000')
-      const call = (options: RequestOptions) => daemon.request(path, {method, ...options})
+      const sample = SAMPLE_BODIES[endpoint]
+      const withBody = sample === undefined ? {} : {body: JSON.stringify(sample)}
+      const call = (options: RequestOptions) =>
+        daemon.request(path, {method, ...withBody, ...options, headers: {'content-type': 'application/json', ...options.headers}})
 
       const unauthenticated: Array<[string, () => RequestOptions]> = [
         ['no Authorization header', () => ({customerId: tenant.customer.id})],

@@ -1,0 +1,52 @@
+import {randomUUID} from 'node:crypto'
+
+import type {Knex} from 'knex'
+
+import type {Db} from '../db/knex.js'
+
+export interface StoredEvent {
+  id: string
+  customerId: string
+  type: string
+  leadId: string
+  payload: unknown
+  createdAt: number
+}
+
+/** SQL for the transactional outbox of domain events. */
+export class EventsStore {
+  constructor(private readonly db: Db) {}
+
+  /** Writes an event inside the caller's transaction, so it exists exactly when the change does. */
+  async insert(trx: Knex.Transaction, event: Omit<StoredEvent, 'id'>): Promise<StoredEvent> {
+    const stored = {id: randomUUID(), ...event}
+    await trx('events').insert({
+      id: stored.id,
+      customer_id: stored.customerId,
+      type: stored.type,
+      lead_id: stored.leadId,
+      payload: JSON.stringify(stored.payload),
+      created_at: stored.createdAt,
+    })
+    return stored
+  }
+
+  async listForLead(customerId: string, leadId: string): Promise<StoredEvent[]> {
+    const rows = (await this.db('events').where({customer_id: customerId, lead_id: leadId}).orderBy('created_at')) as Array<{
+      id: string
+      customer_id: string
+      type: string
+      lead_id: string
+      payload: string
+      created_at: number | string
+    }>
+    return rows.map((row) => ({
+      id: row.id,
+      customerId: row.customer_id,
+      type: row.type,
+      leadId: row.lead_id,
+      payload: JSON.parse(row.payload) as unknown,
+      createdAt: Number(row.created_at),
+    }))
+  }
+}

@@ -1,0 +1,36 @@
+import type {LeadWithRelations} from '../leads/leads-store.js'
+import {isoTime} from '../shared/clock.js'
+
+export const LEAD_CREATED = 'lead.created'
+
+/** The `lead` object of a lead.created delivery, as the spec's Events table lists it. */
+export interface LeadCreatedSnapshot {
+  id: string
+  contact_name: string | null
+  contact_phone: string | null
+  contact_email: string | null
+  source_platform: string
+  source_type: string
+  lead_line: string | null
+  current_stage: {slug: string; name: string}
+  custom_fields: Record<string, unknown>
+  created_at: string
+  updated_at: string
+}
+
+/** A snapshot of the lead as created: the same values as the 201 response. */
+export function leadCreatedSnapshot(lead: LeadWithRelations): LeadCreatedSnapshot {
+  return {
+    id: lead.id,
+    contact_name: lead.contactName,
+    contact_phone: lead.contactPhone,
+    contact_email: lead.contactEmail,
+    source_platform: lead.sourcePlatform,
+    source_type: lead.sourceType,
+    lead_line: lead.leadLine,
+    current_stage: {slug: lead.stage.slug, name: lead.stage.name},
+    custom_fields: lead.customFields,
+    created_at: isoTime(lead.createdAt),
+    updated_at: isoTime(lead.updatedAt),
+  }
+}

@@ -1,0 +1,95 @@
+import type {LeadInput} from './lead-input.js'
+import {mergeLead, newLead} from './lead-merge.js'
+import type {LeadRecord} from './lead-types.js'
+import {normalizeEmail, phoneLast10} from './match-keys.js'
+
+export const ON_DUPLICATE = ['update', 'skip', 'error'] as const
+export type OnDuplicate = (typeof ON_DUPLICATE)[number]
+
+export type RowOutcome =
+  | {index: number; status: 'created'; lead: LeadRecord}
+  | {index: number; status: 'updated' | 'skipped'; lead: LeadRecord}
+  | {index: number; status: 'failed'; error: {message: string; param?: string}}
+
+export interface BulkRow {
+  index: number
+  input?: LeadInput
+  error?: {message: string; param?: string}
+}
+
+export interface BulkPlan {
+  outcomes: RowOutcome[]
+  /** Leads to insert or overwrite, in their final state. */
+  writes: LeadRecord[]
+}
+
+/**
+ * Resolves a bulk request's rows in order, as if each were sent alone: a row matches the oldest
+ * lead with its email, else with its phone's last 10 digits, among the existing leads and the
+ * leads earlier rows created or changed.
+ */
+export function planBulk(
+  customerId: string,
+  rows: BulkRow[],
+  existing: LeadRecord[],
+  onDuplicate: OnDuplicate,
+  defaults: {stageId: string},
+  now: number,
+): BulkPlan {
+  // Age order: existing leads oldest first (as the store returns them), then this request's new ones.
+  const leads: MatchEntry[] = existing.map(entryOf)
+  const changed = new Set<string>()
+  const outcomes: RowOutcome[] = []
+
+  for (const row of rows) {
+    if (!row.input) {
+      outcomes.push({index: row.index, status: 'failed', error: row.error ?? {message: 'invalid row'}})
+      continue
+    }
+    const input = row.input
+    const match = findMatch(leads, input)
+    if (!match) {
+      const lead = newLead(customerId, input, {stageId: defaults.stageId, sourceType: 'import'}, now)
+      leads.push(entryOf(lead))
+      changed.add(lead.id)
+      outcomes.push({index: row.index, status: 'created', lead})
+    } else if (onDuplicate === 'skip') {
+      outcomes.push({index: row.index, status: 'skipped', lead: match.lead})
+    } else if (onDuplicate === 'error') {
+      const param = match.by === 'email' ? 'contact_email' : 'contact_phone'
+      outcomes.push({index: row.index, status: 'failed', error: {message: `matches existing lead ${match.lead.id} by ${match.by}`, param}})
+    } else {
+      const merged = mergeLead(match.lead, input, now)
+      leads[match.position] = entryOf(merged)
+      changed.add(merged.id)
+      outcomes.push({index: row.index, status: 'updated', lead: merged})
+    }
+  }
+  const finalState = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
+  return {outcomes, writes: [...changed].map((id) => finalState.get(id) as LeadRecord)}
+}
+
+/** A lead with its match keys computed once. */
+interface MatchEntry {
+  lead: LeadRecord
+  email: string | null
+  phone: string | null
+}
+
+function entryOf(lead: LeadRecord): MatchEntry {
+  return {lead, email: normalizeEmail(lead.contactEmail), phone: phoneLast10(lead.contactPhone)}
+}
+
+function findMatch(leads: MatchEntry[], input: LeadInput): {lead: LeadRecord; by: 'email' | 'phone'; position: number} | null {
+  const email = normalizeEmail(input.contactEmail ?? null)
+  if (email !== null) {
+    const position = leads.findIndex((entry) => entry.email === email)
+    if (position >= 0) return {lead: leads[position]!.lead, by: 'email', position}
+  }
+  const phone = phoneLast10(input.contactPhone ?? null)
+  if (phone !== null) {
+    const position = leads.findIndex((entry) => entry.phone === phone)
+    if (position >= 0) return {lead: leads[position]!.lead, by: 'phone', position}
+  }
+  return null
+}

@@ -1,0 +1,145 @@
+import type {CustomFieldDefinition, Stage} from '../customers/customer-types.js'
+import {LEAD_LINE_SLUG, LEAD_LINE_VALUES} from '../customers/customer-types.js'
+import {bodyAjv, toValidationError} from '../shared/ajv.js'
+import {ValidationError} from '../shared/errors.js'
+import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
+import {phoneDigits} from './match-keys.js'
+
+/** Body of POST /leads and of each bulk row: the one source for validation and the API document. */
+export const LEAD_INPUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    contact_name: {type: ['string', 'null'], maxLength: 200},
+    contact_phone: {type: ['string', 'null'], maxLength: 64},
+    contact_email: {anyOf: [{type: 'string', format: 'email', maxLength: 254}, {type: 'null'}]},
+    stage_slug: {type: ['string', 'null'], maxLength: 64},
+    custom_fields: {
+      type: 'object',
+      additionalProperties: {type: ['string', 'number', 'boolean', 'null']},
+    },
+    source_platform: {anyOf: [{type: 'string', enum: [...SOURCE_PLATFORMS]}, {type: 'null'}]},
+    source_type: {anyOf: [{type: 'string', enum: [...SOURCE_TYPES]}, {type: 'null'}]},
+  },
+} as const
+
+const RULES: Record<string, string> = {
+  contact_name: 'must be a string of at most 200 characters',
+  contact_phone: 'must be a string of at most 64 characters',
+  contact_email: 'must be an email address of at most 254 characters',
+  stage_slug: 'must be a stage slug',
+  custom_fields: 'must be an object mapping field slugs to strings, numbers, booleans or null',
+  source_platform: `must be one of ${SOURCE_PLATFORMS.join(', ')}`,
+  source_type: `must be one of ${SOURCE_TYPES.join(', ')}`,
+}
+
+/** A validated lead write. Undefined means "not given": a merge keeps the stored value. */
+export interface LeadInput {
+  contactName?: string
+  contactPhone?: string
+  contactEmail?: string
+  stageId?: string
+  sourcePlatform?: SourcePlatform
+  sourceType?: SourceType
+  /** Known fields only, type-checked. */
+  customFields: CustomFields
+  /** Slugs that are not defined for the customer; their values were dropped. */
+  unknownCustomFields: string[]
+}
+
+/** What validating a lead needs to know about its customer. */
+export interface CustomerSetup {
+  stages: Stage[]
+  fields: Map<string, CustomFieldDefinition>
+}
+
+const validate = bodyAjv.compile(LEAD_INPUT_SCHEMA)
+
+/**
+ * Validates one lead body against the schema and the customer's stages and fields. Strings are
+ * trimmed first and empty ones count as not given. Throws ValidationError naming the field.
+ */
+export function parseLeadInput(raw: unknown, setup: CustomerSetup): LeadInput {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ValidationError('a lead must be a JSON object')
+  }
+  const body = trimStrings(raw as Record<string, unknown>)
+  if (!validate(body)) throw toValidationError(validate.errors?.[0], (param) => RULES[param], 'field')
+
+  const contactName = given(body['contact_name'])
+  const contactPhone = given(body['contact_phone'])
+  const contactEmail = given(body['contact_email'])
+  if (contactName === undefined && contactPhone === undefined && contactEmail === undefined) {
+    throw new ValidationError('give at least one of contact_name, contact_phone, contact_email', 'contact_name')
+  }
+  if (contactPhone !== undefined && phoneDigits(contactPhone) === null) {
+    throw new ValidationError('contact_phone must contain digits', 'contact_phone')
+  }
+
+  const {customFields, unknownCustomFields} = checkCustomFields((body['custom_fields'] ?? {}) as CustomFields, setup.fields)
+  return {
+    contactName,
+    contactPhone,
+    contactEmail,
+    stageId: resolveStage(given(body['stage_slug']), setup.stages),
+    sourcePlatform: given(body['source_platform']) as SourcePlatform | undefined,
+    sourceType: given(body['source_type']) as SourceType | undefined,
+    customFields,
+    unknownCustomFields,
+  }
+}
+
+function trimStrings(body: Record<string, unknown>): Record<string, unknown> {
+  const trimmed: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value === 'string') trimmed[name] = value.trim()
+    else if (name === 'custom_fields' && value && typeof value === 'object' && !Array.isArray(value)) {
+      trimmed[name] = Object.fromEntries(
+        Object.entries(value).map(([slug, fieldValue]) => [slug, typeof fieldValue === 'string' ? fieldValue.trim() : fieldValue]),
+      )
+    } else trimmed[name] = value
+  }
+  return trimmed
+}
+
+function given(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+function resolveStage(slug: string | undefined, stages: Stage[]): string | undefined {
+  if (slug === undefined) return undefined
+  const stage = stages.find((candidate) => candidate.slug === slug)
+  if (!stage) {
+    throw new ValidationError(`stage_slug "${slug}" is not a stage of this customer; valid: ${stages.map((s) => s.slug).join(', ')}`, 'stage_slug')
+  }
+  return stage.id
+}
+
+function checkCustomFields(values: CustomFields, fields: Map<string, CustomFieldDefinition>): {customFields: CustomFields; unknownCustomFields: string[]} {
+  const customFields: CustomFields = {}
+  const unknownCustomFields: string[] = []
+  for (const [slug, value] of Object.entries(values)) {
+    const field = fields.get(slug)
+    if (!field) {
+      unknownCustomFields.push(slug)
+      continue
+    }
+    checkFieldValue(field, value)
+    customFields[slug] = value
+  }
+  return {customFields, unknownCustomFields}
+}
+
+function checkFieldValue(field: CustomFieldDefinition, value: CustomFieldValue): void {
+  const param = `custom_fields.${field.slug}`
+  if (value === null) return
+  if (field.slug === LEAD_LINE_SLUG) {
+    if (!(LEAD_LINE_VALUES as readonly unknown[]).includes(value)) {
+      throw new ValidationError(`${param} must be ${LEAD_LINE_VALUES.join(', ')} or null`, param)
+    }
+    return
+  }
+  if (typeof value !== field.type || (typeof value === 'number' && !Number.isFinite(value))) {
+    throw new ValidationError(`${param} must be a ${field.type} or null`, param)
+  }
+}

@@ -1,0 +1,63 @@
+import {randomUUID} from 'node:crypto'
+
+import {LEAD_LINE_SLUG, type LeadLine} from '../customers/customer-types.js'
+import type {LeadInput} from './lead-input.js'
+import type {LeadRecord, SourceType} from './lead-types.js'
+import {normalizeEmail, phoneLast10} from './match-keys.js'
+
+/** A new lead from a validated input, with the contract's defaults. */
+export function newLead(customerId: string, input: LeadInput, defaults: {stageId: string; sourceType: SourceType}, now: number): LeadRecord {
+  return {
+    id: randomUUID(),
+    customerId,
+    sourcePlatform: input.sourcePlatform ?? 'direct',
+    sourceType: input.sourceType ?? defaults.sourceType,
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    contactName: input.contactName ?? null,
+    contactPhone: input.contactPhone ?? null,
+    contactEmail: input.contactEmail ?? null,
+    score: null,
+    qualified: null,
+    stageId: input.stageId ?? defaults.stageId,
+    ownerId: null,
+    lastInteractionAt: null,
+    interactionCount: 0,
+    leadLine: leadLineOf(input.customFields),
+    customFields: {...input.customFields},
+  }
+}
+
+/** An existing lead with the input merged in: given fields overwrite, custom fields merge key by key. */
+export function mergeLead(existing: LeadRecord, input: LeadInput, now: number): LeadRecord {
+  const customFields = {...existing.customFields, ...input.customFields}
+  return {
+    ...existing,
+    contactName: input.contactName ?? existing.contactName,
+    contactPhone: input.contactPhone ?? existing.contactPhone,
+    contactEmail: input.contactEmail ?? existing.contactEmail,
+    stageId: input.stageId ?? existing.stageId,
+    sourcePlatform: input.sourcePlatform ?? existing.sourcePlatform,
+    sourceType: input.sourceType ?? existing.sourceType,
+    customFields,
+    leadLine: leadLineOf(customFields),
+    // Never move backwards, even if this writer's clock is behind the one that wrote last.
+    updatedAt: Math.max(now, existing.updatedAt + 1),
+  }
+}
+
+/** The keys a lead is matched on: `e:<email>` and `p:<last 10 digits>`, sorted (the lock order). */
+export function matchKeys(input: {contactEmail?: string | null; contactPhone?: string | null}): string[] {
+  const keys: string[] = []
+  const email = normalizeEmail(input.contactEmail ?? null)
+  const phone = phoneLast10(input.contactPhone ?? null)
+  if (email !== null) keys.push(`e:${email}`)
+  if (phone !== null) keys.push(`p:${phone}`)
+  return keys.sort()
+}
+
+function leadLineOf(customFields: Record<string, unknown>): LeadLine | null {
+  const value = customFields[LEAD_LINE_SLUG]
+  return value === 'buyer' || value === 'seller' ? value : null
+}
