@@ -92,7 +92,8 @@ export function parseLeadInput(raw: unknown, setup: CustomerSetup): LeadInput {
 function trimStrings(body: Record<string, unknown>): Record<string, unknown> {
   const trimmed: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(body)) {
-    if (typeof value === 'string') trimmed[name] = value.trim()
+    // An empty or blank string means "not given", as null does.
+    if (typeof value === 'string') trimmed[name] = value.trim() === '' ? null : value.trim()
     else if (name === 'custom_fields' && value && typeof value === 'object' && !Array.isArray(value)) {
       trimmed[name] = Object.fromEntries(
         Object.entries(value).map(([slug, fieldValue]) => [slug, typeof fieldValue === 'string' ? fieldValue.trim() : fieldValue]),
