@@ -1,19 +1,22 @@
 import type {Knex} from 'knex'
 
 import {isDeadlock} from './errors.js'
-import type {Db} from './knex.js'
+import {type Db, isMysql} from './knex.js'
 
 const DEADLOCK_RETRIES = 5
 
 /**
- * Runs `work` in a transaction, running it again when InnoDB picks it as a deadlock victim
- * (concurrent writers of overlapping match keys can meet in index gaps). `work` must not
- * have side effects outside the transaction.
+ * Runs `work` in a write transaction, again if InnoDB picks it as a deadlock victim. `work`
+ * must not have side effects outside the transaction.
+ *
+ * On MySQL it runs READ COMMITTED: locking reads then lock only the rows they find (no gap
+ * locks, which made unrelated creates deadlock each other) and see the latest committed rows.
+ * Writers of one person are serialised by the match-key locks instead (LeadsStore.lockMatchKeys).
  */
 export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(work)
+      return await db.transaction(work, isMysql(db) ? {isolationLevel: 'read committed'} : undefined)
     } catch (error) {
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
