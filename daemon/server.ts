@@ -8,6 +8,8 @@ import {createApp} from './app.js'
 
 /** How often remembered key uses are written to api_keys.last_used_at. */
 const LAST_USED_FLUSH_MS = 15_000
+/** How often Idempotency-Key records past their 24 h are deleted. */
+const IDEMPOTENCY_PURGE_MS = 10 * 60_000
 /** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000
 
@@ -29,6 +31,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
     logger.warn({hosts: config.webhookAllowHosts}, 'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests')
   }
 
+  const every = everyFactory(logger)
   const app = createApp(services, logger)
   const server = http.createServer(app.callback())
   server.keepAliveTimeout = 65_000
@@ -42,10 +45,10 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
     throw error
   }
 
-  const flushTimer = setInterval(() => {
-    services.keyAuthenticator.flushLastUsed().catch((error: Error) => logger.warn({err: error}, 'last-used flush failed'))
-  }, LAST_USED_FLUSH_MS)
-  flushTimer.unref()
+  const timers = [
+    every(LAST_USED_FLUSH_MS, () => services.keyAuthenticator.flushLastUsed(), 'last-used flush failed'),
+    every(IDEMPOTENCY_PURGE_MS, () => services.idempotency.purgeExpired(), 'idempotency purge failed'),
+  ]
 
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
@@ -55,7 +58,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
     services,
     stop() {
       stopping ??= (async () => {
-        clearInterval(flushTimer)
+        for (const timer of timers) clearInterval(timer)
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeIdleConnections()
@@ -64,6 +67,17 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
       })()
       return stopping
     },
+  }
+}
+
+/** Runs a maintenance task on an interval that does not keep the process alive; failures are logged. */
+function everyFactory(logger: Logger) {
+  return (intervalMs: number, task: () => Promise<unknown>, failure: string): NodeJS.Timeout => {
+    const timer = setInterval(() => {
+      task().catch((error: Error) => logger.warn({err: error}, failure))
+    }, intervalMs)
+    timer.unref()
+    return timer
   }
 }
 

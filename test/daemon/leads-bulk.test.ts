@@ -1,0 +1,175 @@
+import {expect} from 'chai'
+
+import {counts, postJson} from '../helpers/api.js'
+import {forEachBackend} from '../helpers/backends.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+const BULK = '/api/agents/crm/leads/bulk'
+const CREATE = '/api/agents/crm/leads'
+
+describe('POST /api/agents/crm/leads/bulk', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    const bulk = (body: unknown, key?: string) => postJson(daemon, tenant, BULK, body, key)
+
+    before(async function () {
+      daemon = await startTestDaemon(backend)
+    })
+    beforeEach(async function () {
+      tenant = await newTenant(daemon.services)
+      await daemon.services.customers.addField(tenant.customer.id, {slug: 'budget', type: 'number'})
+    })
+    after(async function () {
+      await daemon.stop()
+    })
+
+    it('creates, merges and fails rows independently, with a summary and per-row results', async function () {
+      const existing = await postJson(daemon, tenant, CREATE, {contact_name: 'Existing', contact_email: 'existing@example.org'})
+      const response = await bulk({
+        leads: [
+          {contact_name: 'New One', contact_email: 'one@example.org', custom_fields: {budget: 10}},
+          {contact_email: 'EXISTING@example.org', contact_phone: '555 010 7000'},
+          {contact_email: 'broken'},
+          {contact_phone: '(555) 010-7000', stage_slug: 'closed'},
+          {contact_name: 'Unknown fields', custom_fields: {shoe_size: 44, budget: 5, pet: 'cat'}},
+          {contact_name: 'Bad budget', custom_fields: {budget: 'high'}},
+        ],
+      })
+      expect(response.status).to.equal(200)
+      expect(response.body).to.have.keys(['dry_run', 'summary', 'results', 'unknown_custom_fields'])
+      expect(response.body.dry_run).to.equal(false)
+      expect(response.body.summary).to.deep.equal({received: 6, created: 2, updated: 2, skipped: 0, failed: 2})
+      const results = response.body.results
+      expect(results.map((r: {status: string}) => r.status)).to.deep.equal(['created', 'updated', 'failed', 'updated', 'created', 'failed'])
+      expect(results[1].lead_id).to.equal(existing.body.lead.id)
+      expect(results[3].lead_id).to.equal(existing.body.lead.id)
+      expect(results[2]).to.deep.equal({index: 2, status: 'failed', error: {message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'}})
+      expect(results[5].error).to.include({param: 'custom_fields.budget'})
+      expect(response.body.unknown_custom_fields).to.deep.equal([
+        {slug: 'shoe_size', rows: [4]},
+        {slug: 'pet', rows: [4]},
+      ])
+
+      const list = await daemon.request('/api/agents/crm/leads?include_custom_fields=true&limit=100', {token: tenant.token, customerId: tenant.customer.id})
+      expect(list.body.total).to.equal(3)
+      const merged = list.body.leads.find((lead: {id: string}) => lead.id === existing.body.lead.id)
+      expect(merged).to.include({contact_name: 'Existing', contact_phone: '(555) 010-7000', source_type: 'manual'})
+      expect(merged.current_stage.slug).to.equal('closed')
+      const created = list.body.leads.find((lead: {id: string}) => lead.id === results[0].lead_id)
+      expect(created).to.include({source_type: 'import', source_platform: 'direct', status: 'active'})
+      expect(created.custom_fields).to.deep.equal({budget: 10})
+    })
+
+    it('emits no lead.created event for bulk-created leads', async function () {
+      await bulk({leads: [{contact_name: 'A'}, {contact_name: 'B'}, {contact_email: 'c@example.org'}]})
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 0})
+    })
+
+    it('resolves duplicates within one request in order', async function () {
+      const response = await bulk({
+        leads: [
+          {contact_name: 'First', contact_email: 'dup@example.org'},
+          {contact_phone: '555-010-8000', contact_email: 'DUP@example.org'},
+          {contact_phone: '5550108000', contact_name: 'Third'},
+        ],
+      })
+      expect(response.body.summary).to.include({created: 1, updated: 2})
+      const ids = new Set(response.body.results.map((r: {lead_id: string}) => r.lead_id))
+      expect(ids.size).to.equal(1)
+      const list = await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
+      expect(list.body.leads[0]).to.include({contact_name: 'Third', contact_email: 'DUP@example.org', contact_phone: '5550108000'})
+    })
+
+    it('skips duplicates with on_duplicate=skip and changes nothing of them', async function () {
+      const existing = await postJson(daemon, tenant, CREATE, {contact_name: 'Keep me', contact_email: 'keep@example.org'})
+      const response = await bulk({on_duplicate: 'skip', leads: [{contact_name: 'Overwrite?', contact_email: 'keep@example.org'}, {contact_name: 'Fresh'}]})
+      expect(response.body.summary).to.deep.equal({received: 2, created: 1, updated: 0, skipped: 1, failed: 0})
+      expect(response.body.results[0]).to.deep.equal({index: 0, status: 'skipped', lead_id: existing.body.lead.id})
+      const list = await daemon.request('/api/agents/crm/leads?search=keep', {token: tenant.token, customerId: tenant.customer.id})
+      expect(list.body.leads[0].contact_name).to.equal('Keep me')
+      expect(list.body.leads[0].updated_at).to.equal(existing.body.lead.updated_at)
+    })
+
+    it('fails duplicates with on_duplicate=error, naming the lead and the matching field', async function () {
+      const existing = await postJson(daemon, tenant, CREATE, {contact_phone: '555 010 9000'})
+      const response = await bulk({on_duplicate: 'error', leads: [{contact_phone: '+1 555 010 9000'}, {contact_name: 'ok'}]})
+      expect(response.body.summary).to.include({created: 1, failed: 1})
+      expect(response.body.results[0]).to.deep.equal({
+        index: 0,
+        status: 'failed',
+        error: {message: `matches existing lead ${existing.body.lead.id} by phone`, param: 'contact_phone'},
+      })
+    })
+
+    it('reports a dry run without writing anything', async function () {
+      await postJson(daemon, tenant, CREATE, {contact_email: 'there@example.org'})
+      const before = await counts(daemon, tenant)
+      const response = await bulk({dry_run: true, leads: [{contact_email: 'there@example.org', contact_name: 'Changed'}, {contact_name: 'Would be new'}, {}]})
+      expect(response.status).to.equal(200)
+      expect(response.body.dry_run).to.equal(true)
+      expect(response.body.summary).to.deep.equal({received: 3, created: 1, updated: 1, skipped: 0, failed: 1})
+      expect(response.body.results[1]).to.deep.equal({index: 1, status: 'created'})
+      expect(await counts(daemon, tenant)).to.deep.equal(before)
+      const list = await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
+      expect(list.body.leads[0].contact_name).to.equal(null)
+    })
+
+    it('accepts 500 rows in one request', async function () {
+      const leads = Array.from({length: 500}, (_, i) => ({contact_name: `Row ${i}`, contact_email: `row${i}@example.org`}))
+      const response = await bulk({leads})
+      expect(response.status).to.equal(200)
+      expect(response.body.summary).to.deep.equal({received: 500, created: 500, updated: 0, skipped: 0, failed: 0})
+      const again = await bulk({leads})
+      expect(again.body.summary).to.deep.equal({received: 500, created: 0, updated: 500, skipped: 0, failed: 0})
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 500, events: 0})
+    })
+
+    for (const [label, body, param] of [
+      ['501 rows', {leads: Array.from({length: 501}, () => ({contact_name: 'x'}))}, 'leads'],
+      ['no rows', {leads: []}, 'leads'],
+      ['leads that is not an array', {leads: {contact_name: 'x'}}, 'leads'],
+      ['no leads field', {dry_run: true}, 'leads'],
+      ['an unknown option', {leads: [{contact_name: 'x'}], upsert: true}, 'upsert'],
+      ['a bad on_duplicate', {leads: [{contact_name: 'x'}], on_duplicate: 'merge'}, 'on_duplicate'],
+      ['a non-boolean dry_run', {leads: [{contact_name: 'x'}], dry_run: 'yes'}, 'dry_run'],
+    ] as const) {
+      it(`rejects ${label} with 400 naming ${param}, writing nothing`, async function () {
+        const response = await bulk(body)
+        expect(response.status).to.equal(400)
+        expect(response.body.error).to.include({type: 'invalid_request_error', code: 400, param})
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+      })
+    }
+
+    it('rejects a body that is an array with 400', async function () {
+      const response = await bulk([{contact_name: 'x'}])
+      expect(response.status).to.equal(400)
+      expect(response.body.error.type).to.equal('invalid_request_error')
+    })
+
+    it('takes bodies over 1 MiB but refuses those over 10 MiB with 413', async function () {
+      const padded = (size: number) => ({leads: [{contact_name: 'Big', custom_fields: {budget: 1, note: 'x'.repeat(size)}}]})
+      expect((await bulk(padded(2 * 1024 * 1024))).status).to.equal(200)
+      const huge = await bulk(padded(10 * 1024 * 1024 + 1))
+      expect(huge.status).to.equal(413)
+      expect(huge.body.error.type).to.equal('invalid_request_error')
+    })
+
+    it('answers a non-JSON body with 415', async function () {
+      const response = await daemon.request(BULK, {method: 'POST', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'text/csv'}, body: 'contact_name\nAda'})
+      expect(response.status).to.equal(415)
+    })
+
+    it('ends a bulk row and simultaneous single creates of one person as one lead', async function () {
+      const responses = await Promise.all([
+        bulk({leads: [{contact_email: 'mixed@example.org', contact_name: 'Bulk'}]}),
+        ...Array.from({length: 5}, () => postJson(daemon, tenant, CREATE, {contact_email: 'mixed@example.org'})),
+      ])
+      expect(responses.every((r) => r.status === 200 || r.status === 201)).to.equal(true)
+      const {leads} = await counts(daemon, tenant)
+      expect(leads).to.equal(1)
+    })
+  })
+})
