@@ -45,6 +45,18 @@ function toEnvelope(error: unknown, ctx: AppContext): Envelope {
   const status = (error as {status?: number}).status
   const known = status === undefined ? undefined : FRAMEWORK_ERRORS[status]
   if (known && status !== undefined) return {error: {type: known.type, code: status, message: known.message}}
-  ctx.state.log.error({err: error}, 'unhandled error')
+  ctx.state.log.error({err: summarize(error)}, 'unhandled error')
   return {error: {type: 'api_error', code: 500, message: 'Internal server error. Retry later; if it persists, contact the operator with the X-Request-Id.'}}
+}
+
+/** What the log keeps of an unexpected error: knex messages quote whole statements with their values. */
+function summarize(error: unknown): {type: string; code?: string; message: string; stack?: string} {
+  const {name, code, message, stack} = error as {name?: string; code?: string; message?: string; stack?: string}
+  const text = String(message ?? error)
+  return {
+    type: name ?? typeof error,
+    code,
+    message: text.length > 300 ? `${text.slice(0, 300)}…` : text,
+    stack: stack?.split('\n').slice(1, 8).join('\n'),
+  }
 }

@@ -30,6 +30,7 @@ export interface LeadWithRelations extends LeadRecord {
   owner: {id: string; name: string; role_name: string} | null
 }
 
+// knex writes a multi-row insert on SQLite as a compound SELECT, which SQLite caps at 500 terms.
 const INSERT_CHUNK = 250
 
 /** Columns a merge may change; id, customer_id and created_at never change. */
@@ -75,11 +76,12 @@ export class LeadsStore {
    * transaction ends. Keys must come sorted, so two writers lock in the same order.
    */
   async lockMatchKeys(trx: Knex.Transaction, customerId: string, keys: readonly string[]): Promise<void> {
-    if (keys.length === 0) return
-    await trx('lead_match_locks')
-      .insert(keys.map((matchKey) => ({customer_id: customerId, match_key: matchKey})))
-      .onConflict(['customer_id', 'match_key'])
-      .merge(['match_key'])
+    for (let start = 0; start < keys.length; start += INSERT_CHUNK) {
+      await trx('lead_match_locks')
+        .insert(keys.slice(start, start + INSERT_CHUNK).map((matchKey) => ({customer_id: customerId, match_key: matchKey})))
+        .onConflict(['customer_id', 'match_key'])
+        .merge(['match_key'])
+    }
   }
 
   /**

@@ -1,0 +1,63 @@
+import {Args, Flags} from '@oclif/core'
+
+import {clientFromConfig} from '../src/client/client-from-config.js'
+import {detectFormat} from '../src/client/lead-file.js'
+import {type PushReport, pushFile} from '../src/client/push.js'
+import {loadConfig} from '../src/config/config.js'
+import {ON_DUPLICATE} from '../src/leads/bulk-plan.js'
+import {BaseCommand} from './_shared/base-command.js'
+
+export default class Push extends BaseCommand {
+  static override description = `Push leads from a CSV or NDJSON file through the bulk endpoint, 500 rows per request
+
+CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean. Empty cells are left out. NDJSON has one lead object per line, in the API's shape.
+
+Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_CUSTOMER_ID. Exits 1 when any row failed.`
+  static override examples = [
+    '<%= config.bin %> push leads.csv',
+    '<%= config.bin %> push leads.ndjson --on-duplicate skip --dry-run',
+  ]
+  static override args = {
+    file: Args.string({description: 'CSV or NDJSON file', required: true}),
+  }
+  static override flags = {
+    'dry-run': Flags.boolean({description: 'report what would happen; write nothing'}),
+    'on-duplicate': Flags.string({description: 'what to do with a row that matches an existing lead', options: [...ON_DUPLICATE], default: 'update'}),
+    format: Flags.string({description: 'file format; default: from the extension', options: ['csv', 'ndjson']}),
+  }
+
+  async run(): Promise<PushReport> {
+    const {args, flags} = await this.parse(Push)
+    const client = clientFromConfig(loadConfig(process.env), {
+      onRateLimited: (waitMs) => this.progress(`rate limited; waiting ${Math.ceil(waitMs / 1000)} s`),
+    })
+    const report = await pushFile(client, {
+      file: args.file,
+      format: (flags.format as 'csv' | 'ndjson' | undefined) ?? detectFormat(args.file),
+      dryRun: flags['dry-run'],
+      onDuplicate: flags['on-duplicate'] as (typeof ON_DUPLICATE)[number],
+      onProgress: (summary) => this.progress(`sent ${summary.received.toLocaleString('en')} rows in ${summary.chunks} requests`),
+    })
+    if (process.stderr.isTTY) process.stderr.write('\n')
+    if (!this.jsonEnabled()) this.printReport(report)
+    if (report.summary.failed > 0) process.exitCode = 1
+    return report
+  }
+
+  /** Progress goes to stderr, on one refreshed line, only when stderr is a terminal. */
+  private progress(text: string): void {
+    if (process.stderr.isTTY) process.stderr.write(`\r\u001B[2K${text}`)
+  }
+
+  private printReport(report: PushReport): void {
+    for (const row of report.failed) this.log(`line ${row.line}: ${row.message}`)
+    for (const {slug, lines} of report.unknown_custom_fields) {
+      this.log(`unknown custom field "${slug}" dropped on ${lines.length} row(s), first at line ${lines[0]}`)
+    }
+    const {summary} = report
+    this.log(
+      `${report.dry_run ? 'Dry run: ' : ''}${summary.received} rows: ${summary.created} created, ${summary.updated} updated, ` +
+        `${summary.skipped} skipped, ${summary.failed} failed`,
+    )
+  }
+}

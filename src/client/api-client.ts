@@ -1,0 +1,160 @@
+import pRetry, {AbortError} from 'p-retry'
+
+import type {LeadList} from '../leads/leads-service.js'
+import type {BulkResponse} from '../leads/lead-view.js'
+import {AppError, type ErrorType} from '../shared/errors.js'
+
+export interface ClientOptions {
+  baseUrl: string
+  token: string
+  customerId: string
+  /** Retries of network errors and 5xx; 429s wait for Retry-After and do not use these up. */
+  retries?: number
+  minRetryDelayMs?: number
+  sleep?: (ms: number) => Promise<void>
+  /** Called whenever the API says to wait (429), with the wait in milliseconds. */
+  onRateLimited?: (waitMs: number) => void
+}
+
+/** The RateLimit-* headers of a response; null when the response had none. */
+export interface RateLimitState {
+  limit: number
+  remaining: number
+  resetSeconds: number
+}
+
+export interface ApiResult<T> {
+  body: T
+  rateLimit: RateLimitState | null
+}
+
+/** A response of the API that is an error; carries the envelope's type and status. */
+export class ApiRequestError extends AppError {
+  constructor(
+    type: ErrorType,
+    status: number,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(type, status, message, hintFor(status))
+  }
+}
+
+class RetryableError extends Error {
+  constructor(
+    message: string,
+    readonly waitMs = 0,
+  ) {
+    super(message)
+  }
+}
+
+const MAX_RATE_LIMIT_WAITS = 100
+
+/**
+ * The typed client of the public API, used by `leads pull` and `leads push`: the one place that
+ * knows paths, headers, the error envelope and the RateLimit headers. Network errors and 5xx are
+ * retried with backoff, 429 after its Retry-After; other 4xx fail at once.
+ */
+export class LeadsApiClient {
+  private readonly sleep: (ms: number) => Promise<void>
+
+  constructor(private readonly options: ClientOptions) {
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
+  }
+
+  listLeads(query: Record<string, string>): Promise<ApiResult<LeadList>> {
+    return this.request<LeadList>('GET', `/api/agents/crm/leads?${new URLSearchParams(query)}`)
+  }
+
+  bulkCreate(body: unknown, idempotencyKey: string): Promise<ApiResult<BulkResponse>> {
+    return this.request<BulkResponse>('POST', '/api/agents/crm/leads/bulk', body, idempotencyKey)
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<ApiResult<T>> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.token}`,
+      'x-customer-id': this.options.customerId,
+      accept: 'application/json',
+    }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    let rateLimitWaits = 0
+
+    return pRetry(
+      async () => {
+        let response: Response
+        try {
+          response = await fetch(this.options.baseUrl + path, {method, headers, body: payload})
+        } catch (error) {
+          throw new RetryableError(`cannot reach ${this.options.baseUrl}: ${causeOf(error)}`)
+        }
+        const text = await response.text()
+        const rateLimit = readRateLimit(response.headers)
+        if (response.ok) return {body: JSON.parse(text) as T, rateLimit}
+        const envelope = parseEnvelope(text)
+        const message = envelope?.message ?? `HTTP ${response.status}`
+        if (response.status === 429) {
+          const waitMs = retryAfterMs(response.headers) ?? 1000
+          throw new RetryableError(message, waitMs)
+        }
+        if (response.status >= 500) throw new RetryableError(`${method} ${path.split('?')[0]} answered ${response.status}: ${message}`)
+        throw new AbortError(new ApiRequestError(envelope?.type ?? 'invalid_request_error', response.status, message, envelope?.param))
+      },
+      {
+        retries: this.options.retries ?? 5,
+        minTimeout: this.options.minRetryDelayMs ?? 500,
+        maxTimeout: 30_000,
+        randomize: true,
+        onFailedAttempt: async ({error}) => {
+          if (error instanceof RetryableError && error.waitMs > 0) {
+            rateLimitWaits += 1
+            this.options.onRateLimited?.(error.waitMs)
+            await this.sleep(error.waitMs)
+          }
+        },
+        // Waiting out a rate limit is expected work, not a failure: it uses no retry.
+        shouldConsumeRetry: ({error}) => !(error instanceof RetryableError && error.waitMs > 0 && rateLimitWaits < MAX_RATE_LIMIT_WAITS),
+      },
+    )
+  }
+}
+
+function readRateLimit(headers: Headers): RateLimitState | null {
+  const limit = headers.get('ratelimit-limit')
+  const remaining = headers.get('ratelimit-remaining')
+  const reset = headers.get('ratelimit-reset')
+  if (limit === null || remaining === null || reset === null) return null
+  return {limit: Number(limit), remaining: Number(remaining), resetSeconds: Number(reset)}
+}
+
+function retryAfterMs(headers: Headers): number | null {
+  const value = headers.get('retry-after')
+  if (value === null) return null
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now())
+}
+
+function parseEnvelope(text: string): {type: ErrorType; message: string; param?: string} | null {
+  try {
+    const parsed = JSON.parse(text) as {error?: {type?: ErrorType; message?: string; param?: string}}
+    if (parsed.error?.type && parsed.error.message) return {type: parsed.error.type, message: parsed.error.message, param: parsed.error.param}
+  } catch {
+    // not JSON: fall back to the status line
+  }
+  return null
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as {cause?: {code?: string; message?: string}}).cause
+  return cause?.code ?? cause?.message ?? (error as Error).message
+}
+
+function hintFor(status: number): string | undefined {
+  if (status === 401) return 'check LEADS_API_TOKEN; ask the operator for a key if it was rotated or revoked'
+  if (status === 403) return 'check LEADS_CUSTOMER_ID and that the key has the scope this command needs'
+  return undefined
+}
