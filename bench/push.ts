@@ -1,0 +1,133 @@
+/**
+ * Push throughput through the real daemon over loopback HTTP, SQLite against MariaDB:
+ * bulk 500 new rows, bulk 500 rows that all merge, single create at concurrency 1 and 16.
+ * Run: npm run build && LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench node dist/bench/push.js
+ */
+import {randomUUID} from 'node:crypto'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+
+import {startDaemon} from '../daemon/server.js'
+import {loadConfig} from '../src/config/config.js'
+import {createLogger} from '../src/log/logger.js'
+
+const MASTER_KEY = 'cd'.repeat(32)
+const BULK_REQUESTS = 30
+const SINGLE_SEQUENTIAL = 300
+const SINGLE_CONCURRENT = 3000
+const CONCURRENCY = 16
+
+interface Figures {
+  bulkNewMedianMs: number
+  bulkMergeMedianMs: number
+  singleMedianMs: number
+  singleP95Ms: number
+  concurrentPerSecond: number
+}
+
+const agent = new http.Agent({keepAlive: true, maxSockets: 64})
+
+function post(url: string, headers: Record<string, string>, body: unknown): Promise<{status: number; text: string}> {
+  const payload = JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}}, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => (text += chunk))
+      response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
+    })
+    request.on('error', reject)
+    request.end(payload)
+  })
+}
+
+async function timed(work: () => Promise<{status: number; text: string}>, expected: number): Promise<number> {
+  const started = performance.now()
+  const response = await work()
+  if (response.status !== expected) throw new Error(`expected ${expected}, got ${response.status}: ${response.text.slice(0, 300)}`)
+  return performance.now() - started
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]!
+
+async function measure(label: string, env: Record<string, string>): Promise<Figures> {
+  const config = loadConfig({LEADS_MASTER_KEY: MASTER_KEY, LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent', ...env})
+  const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true})
+  try {
+    const customer = await daemon.services.customers.create({name: `bench ${label}`})
+    const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+    const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
+    const bulkUrl = `${daemon.url}/api/agents/crm/leads/bulk`
+    const createUrl = `${daemon.url}/api/agents/crm/leads`
+    const rows = (batch: number) =>
+      Array.from({length: 500}, (_, i) => ({
+        contact_name: `Bulk ${batch}-${i}`,
+        contact_email: `bulk-${batch}-${i}@example.org`,
+        contact_phone: `+1 (${String(200 + batch).padStart(3, '0')}) 555-${String(i).padStart(4, '0')}`,
+        custom_fields: {lead_line: i % 2 ? 'buyer' : 'seller'},
+      }))
+
+    const bulkNew: number[] = []
+    const bulkMerge: number[] = []
+    for (let batch = 0; batch < BULK_REQUESTS; batch++) {
+      const leads = rows(batch)
+      bulkNew.push(await timed(() => post(bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads}), 200))
+      bulkMerge.push(await timed(() => post(bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads: leads.map((lead) => ({...lead, contact_name: `${lead.contact_name} v2`}))}), 200))
+    }
+
+    const single: number[] = []
+    for (let i = 0; i < SINGLE_SEQUENTIAL; i++) {
+      single.push(await timed(() => post(createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
+    }
+
+    let next = 0
+    const started = performance.now()
+    await Promise.all(
+      Array.from({length: CONCURRENCY}, async () => {
+        while (next < SINGLE_CONCURRENT) {
+          const i = next++
+          await timed(() => post(createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `555-400-${String(i).padStart(4, '0')}`}), 201)
+        }
+      }),
+    )
+    const seconds = (performance.now() - started) / 1000
+    return {
+      bulkNewMedianMs: median(bulkNew),
+      bulkMergeMedianMs: median(bulkMerge),
+      singleMedianMs: median(single),
+      singleP95Ms: p95(single),
+      concurrentPerSecond: SINGLE_CONCURRENT / seconds,
+    }
+  } finally {
+    await daemon.stop()
+  }
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-bench-'))
+const backends: Array<[string, Record<string, string>]> = [['sqlite', {LEADS_DATABASE_URL: `sqlite://${dir}/bench.db`}]]
+const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
+if (mysqlUrl) backends.push(['mariadb', {LEADS_DATABASE_URL: mysqlUrl}])
+const results: Array<[string, Figures]> = []
+for (const [label, env] of backends) results.push([label, await measure(label, env)])
+fs.rmSync(dir, {recursive: true, force: true})
+agent.destroy()
+
+const metrics: Array<[string, keyof Figures, string]> = [
+  ['bulk 500 new rows, median ms', 'bulkNewMedianMs', '< 150'],
+  ['bulk 500 merging rows, median ms', 'bulkMergeMedianMs', '< 200'],
+  ['single create c=1, median ms', 'singleMedianMs', '< 10'],
+  ['single create c=1, p95 ms', 'singleP95Ms', ''],
+  [`single create c=${CONCURRENCY}, creates/s`, 'concurrentPerSecond', '>= 400'],
+]
+console.log(`Push through the daemon over loopback: ${BULK_REQUESTS} bulk requests of each kind, ${SINGLE_SEQUENTIAL} sequential and ${SINGLE_CONCURRENT} concurrent single creates, each with an Idempotency-Key`)
+const header = ['metric', ...results.map(([label]) => label), ...(results.length > 1 ? ['mariadb/sqlite'] : []), 'bar (mariadb)']
+const lines = metrics.map(([name, key, bar]) => {
+  const cells = results.map(([, figures]) => figures[key].toFixed(1))
+  if (results.length > 1) cells.push(`${(results[1]![1][key] / results[0]![1][key]).toFixed(2)}x`)
+  return [name, ...cells, bar]
+})
+const widths = header.map((cell, i) => Math.max(cell.length, ...lines.map((line) => line[i]!.length)))
+for (const line of [header, ...lines]) console.log(line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
