@@ -6,13 +6,14 @@ import type {AppState} from './context.js'
 import {identifyCaller, requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
 import {jsonBody} from './middleware/json-body.js'
+import {rateLimit} from './middleware/rate-limit.js'
 import {requestContext} from './middleware/request-context.js'
 import {healthRoutes} from './routes/health.js'
 import {leadRoutes} from './routes/leads.js'
 
 /**
  * The public API as a Koa app, in the order a request travels: context and error envelope,
- * health probes, caller identification, authentication, body parsing, then the routes.
+ * health probes, caller identification, rate limit, authentication, body parsing, then the routes.
  */
 export function createApp(services: Services, logger: Logger): Koa<AppState> {
   const app = new Koa<AppState>({proxy: false})
@@ -26,6 +27,7 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(errorEnvelope)
   app.use(health.routes())
   app.use(identifyCaller(services.keyAuthenticator))
+  app.use(rateLimit(services.limiter, services.rateLimits))
   app.use(requireAuthentication)
   app.use(jsonBody())
   app.use(leads.routes())

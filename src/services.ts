@@ -16,6 +16,9 @@ import {EventsStore} from './events/events-store.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
 import {IdempotencyStore} from './idempotency/idempotency-store.js'
 import type {Logger} from './log/logger.js'
+import {RateLimitService} from './ratelimit/ratelimit-service.js'
+import {RateLimitStore} from './ratelimit/ratelimit-store.js'
+import {RequestLimiter} from './ratelimit/request-limiter.js'
 import {type Clock, systemClock} from './shared/clock.js'
 import {ConfigError} from './shared/errors.js'
 
@@ -29,6 +32,8 @@ export interface Services {
   readonly leads: LeadsService
   readonly leadsWrite: LeadsWriteService
   readonly idempotency: IdempotencyService
+  readonly rateLimits: RateLimitService
+  readonly limiter: RequestLimiter
   /** Which backing stores answer right now (null: not configured). */
   readiness(): Promise<{database: boolean; redis: boolean | null}>
   close(): Promise<void>
@@ -42,6 +47,10 @@ export interface ServiceOptions {
   /** Refuse to start with pending migrations (the daemon on MySQL); default false. */
   requireCurrentSchema?: boolean
   keyCacheTtlMs?: number
+  /** How long a key's rate limits are reused before overrides are read again. */
+  limitsCacheTtlMs?: number
+  /** Redis key prefix of the rate-limit counters (tests isolate daemons with it). */
+  rateLimitKeyPrefix?: string
 }
 
 /**
@@ -68,17 +77,20 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const leadsStore = new LeadsStore(db)
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
+  const keys = new KeysService(keysStore, customers, clock)
 
   return {
     config,
     db,
     redis,
     customers,
-    keys: new KeysService(keysStore, customers, clock),
+    keys,
     keyAuthenticator,
     leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
     leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, new EventsStore(db), clock),
     idempotency: new IdempotencyService(new IdempotencyStore(db), clock),
+    rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
+    limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),
     async readiness() {
       const database = await db.raw('select 1').then(
         () => true,

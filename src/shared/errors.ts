@@ -68,3 +68,10 @@ export class ConfigError extends AppError {
     super('api_error', 500, `${variable} ${detail}`, 'fix the variable in the environment (see README, Configuration)')
   }
 }
+
+/** The spec's 429: a fixed sentence; Retry-After says how long to wait. */
+export class RateLimitError extends AppError {
+  constructor() {
+    super('rate_limit_error', 429, 'Rate limit exceeded. Retry later, after the number of seconds in Retry-After.')
+  }
+}

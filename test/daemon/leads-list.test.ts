@@ -44,8 +44,8 @@ describe('GET /api/agents/crm/leads', function () {
 
     before(async function () {
       daemon = await startTestDaemon(backend)
-      a = await newTenant(daemon.services)
-      b = await newTenant(daemon.services)
+      a = await newTenant(daemon.services, undefined, {roomy: true})
+      b = await newTenant(daemon.services, undefined, {roomy: true})
       const ownerId = randomUUID()
       await daemon.services.db('owners').insert({id: ownerId, customer_id: a.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: BASE})
       // 25 leads; updated_at repeats in groups of three so ties must be broken by id.

@@ -1,3 +1,4 @@
+import {randomUUID} from 'node:crypto'
 import {Writable} from 'node:stream'
 
 import {type RunningDaemon, startDaemon} from '../../daemon/server.js'
@@ -36,7 +37,8 @@ export async function startTestDaemon(backend: Backend, options: ServiceOptions 
     },
   })
   const config = backend.config({LEADS_PORT: '0', LEADS_HOST: '127.0.0.1', ...env})
-  const daemon = await startDaemon(config, createLogger('info', sink), {autoMigrate: false, ...options})
+  // Each test daemon counts rate limits under its own Redis prefix unless a test shares one on purpose.
+  const daemon = await startDaemon(config, createLogger('info', sink), {autoMigrate: false, rateLimitKeyPrefix: `test:${randomUUID()}`, ...options})
   return {
     ...daemon,
     url: daemon.url,

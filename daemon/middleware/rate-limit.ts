@@ -1,0 +1,36 @@
+import type {Next} from 'koa'
+
+import type {RateLimitService} from '../../src/ratelimit/ratelimit-service.js'
+import type {Bucket, RateDecision, RequestLimiter} from '../../src/ratelimit/request-limiter.js'
+import {RateLimitError} from '../../src/shared/errors.js'
+import type {AppContext} from '../context.js'
+
+const BULK_PATH = '/api/agents/crm/leads/bulk'
+
+/**
+ * Counts the request against its key's bucket (bulk or default), or against the client address
+ * when it has no valid key; internal keys are exempt. The RateLimit headers are set before
+ * anything else can fail, so every response carries them; a refusal is a 429 with Retry-After.
+ */
+export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService) {
+  return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
+    const key = ctx.state.key
+    let decision: RateDecision
+    if (!key) decision = await limiter.consumeAnonymous(ctx.ip)
+    else if (key.internal) decision = limiter.internalDecision()
+    else decision = await limiter.consumeKey(key.id, bucketOf(ctx), await rateLimits.limitsFor(key))
+
+    ctx.set('RateLimit-Limit', String(decision.limit))
+    ctx.set('RateLimit-Remaining', String(decision.remaining))
+    ctx.set('RateLimit-Reset', String(decision.resetSeconds))
+    if (!decision.allowed) {
+      ctx.set('Retry-After', String(decision.resetSeconds))
+      throw new RateLimitError()
+    }
+    await next()
+  }
+}
+
+function bucketOf(ctx: AppContext): Bucket {
+  return ctx.method === 'POST' && ctx.path === BULK_PATH ? 'bulk' : 'default'
+}

@@ -1,0 +1,90 @@
+import type {CustomersService} from '../customers/customers-service.js'
+import type {ApiKey} from '../keys/key-types.js'
+import type {KeysService} from '../keys/keys-service.js'
+import {type Clock, systemClock} from '../shared/clock.js'
+import {ValidationError} from '../shared/errors.js'
+import {effectiveLimits, type LimitOverride, type Limits, type OverrideScope} from './limits.js'
+import type {RateLimitStore} from './ratelimit-store.js'
+
+export interface OverrideChange {
+  perMinute?: number
+  perHour?: number
+  bulkPerMinute?: number
+}
+
+export interface LimitsView {
+  scope: OverrideScope
+  override: LimitOverride | null
+  /** For a key: the limits it gets after its customer's override and the defaults. */
+  effective: Limits
+}
+
+const MAX_LIMIT = 1_000_000
+
+/** Operator overrides of the rate limits, and the limits in force for a key (cached briefly). */
+export class RateLimitService {
+  private readonly cache = new Map<string, {limits: Limits; loadedAt: number}>()
+
+  constructor(
+    private readonly store: RateLimitStore,
+    private readonly customers: CustomersService,
+    private readonly keys: KeysService,
+    private readonly clock: Clock = systemClock,
+    /** How long the daemon reuses a key's limits: an override reaches every daemon within this (bound: 10 s). */
+    private readonly cacheTtlMs = 5000,
+  ) {}
+
+  /** Sets the given values of a customer's or key's override, keeping the others. */
+  async set(scope: OverrideScope, change: OverrideChange): Promise<LimitsView> {
+    await this.checkScope(scope)
+    const values = Object.entries(change).filter(([, value]) => value !== undefined)
+    if (values.length === 0) throw new ValidationError('give at least one of --per-minute, --per-hour, --bulk-per-minute', 'limits')
+    for (const [name, value] of values) {
+      if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_LIMIT) {
+        throw new ValidationError(`${name} must be an integer from 1 to ${MAX_LIMIT}`, name)
+      }
+    }
+    const current = await this.store.find(scope)
+    await this.store.upsert({
+      scope,
+      perMinute: change.perMinute ?? current?.perMinute ?? null,
+      perHour: change.perHour ?? current?.perHour ?? null,
+      bulkPerMinute: change.bulkPerMinute ?? current?.bulkPerMinute ?? null,
+      updatedAt: this.clock.now(),
+    })
+    return this.show(scope)
+  }
+
+  async show(scope: OverrideScope): Promise<LimitsView> {
+    const key = await this.checkScope(scope)
+    if (key) {
+      const {key: keyOverride, customer} = await this.store.findForKey(key.id, key.customerId)
+      return {scope, override: keyOverride, effective: effectiveLimits(keyOverride, customer)}
+    }
+    const override = await this.store.find(scope)
+    return {scope, override, effective: effectiveLimits(null, override)}
+  }
+
+  /** Removes the override; returns whether there was one. */
+  async clear(scope: OverrideScope): Promise<boolean> {
+    await this.checkScope(scope)
+    return this.store.delete(scope)
+  }
+
+  /** The limits in force for a key, as the daemon applies them. */
+  async limitsFor(key: ApiKey): Promise<Limits> {
+    const now = this.clock.now()
+    const cached = this.cache.get(key.id)
+    if (cached && now - cached.loadedAt < this.cacheTtlMs) return cached.limits
+    const {key: keyOverride, customer} = await this.store.findForKey(key.id, key.customerId)
+    const limits = effectiveLimits(keyOverride, customer)
+    this.cache.set(key.id, {limits, loadedAt: now})
+    return limits
+  }
+
+  private async checkScope(scope: OverrideScope): Promise<ApiKey | null> {
+    if (scope.type === 'key') return this.keys.get(scope.id)
+    await this.customers.get(scope.id)
+    return null
+  }
+}

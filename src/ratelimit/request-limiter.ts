@@ -1,0 +1,118 @@
+import {type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, type RateLimiterRes} from 'rate-limiter-flexible'
+
+import type {RedisClient} from '../db/redis.js'
+import type {Logger} from '../log/logger.js'
+import {ANONYMOUS_PER_MINUTE, DEFAULT_LIMITS, type Limits} from './limits.js'
+
+type Window = 'minute' | 'hour' | 'bulk' | 'anonymous'
+
+const WINDOW_SECONDS: Record<Window, number> = {minute: 60, hour: 3600, bulk: 60, anonymous: 60}
+
+/**
+ * The library's own refusal is never used: each key's limit can differ (overrides), so the
+ * counters are kept with a ceiling no one reaches and compared with the key's limit here.
+ */
+const COUNTER_CEILING = 1_000_000_000
+const REDIS_WARNING_INTERVAL_MS = 30_000
+
+export type Bucket = 'default' | 'bulk'
+
+/** What the RateLimit headers report, and whether the request may go on. */
+export interface RateDecision {
+  allowed: boolean
+  limit: number
+  remaining: number
+  /** Seconds until the reported window resets; Retry-After on a refusal. */
+  resetSeconds: number
+}
+
+export interface Usage {
+  minute: number
+  hour: number
+  bulk: number
+}
+
+/**
+ * Fixed-window request counters from rate-limiter-flexible, in Redis when configured (shared by
+ * every daemon) or in memory. While Redis is unreachable each daemon counts in its own memory
+ * (the library's insurance limiter) and a warning is logged: the API keeps serving, with the
+ * budget enforced per instance instead of shared.
+ */
+export class RequestLimiter {
+  private readonly counters: Record<Window, RateLimiterAbstract>
+  private lastRedisWarning = 0
+
+  constructor(
+    private readonly redis: RedisClient | null,
+    private readonly logger?: Logger,
+    /** Redis key prefix; daemons that share a budget must share it. */
+    keyPrefix = 'leads:rl',
+  ) {
+    const build = (window: Window): RateLimiterAbstract => {
+      const options = {keyPrefix: `${keyPrefix}:${window}`, points: COUNTER_CEILING, duration: WINDOW_SECONDS[window]}
+      if (!redis) return new RateLimiterMemory(options)
+      return new RateLimiterRedis({
+        ...options,
+        storeClient: redis,
+        useRedisPackage: true,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory(options),
+      })
+    }
+    this.counters = {minute: build('minute'), hour: build('hour'), bulk: build('bulk'), anonymous: build('anonymous')}
+  }
+
+  /**
+   * Counts a request of an API key. The default bucket has a minute and an hour window; a
+   * request refused by the hour window is taken back from the minute window, so a refusal by
+   * one window never spends the other's quota.
+   */
+  async consumeKey(keyId: string, bucket: Bucket, limits: Limits): Promise<RateDecision> {
+    this.warnIfRedisDown()
+    if (bucket === 'bulk') return decide(await this.counters.bulk.consume(keyId), limits.bulkPerMinute)
+
+    const minute = decide(await this.counters.minute.consume(keyId), limits.perMinute)
+    if (!minute.allowed) return minute
+    const hour = decide(await this.counters.hour.consume(keyId), limits.perHour)
+    if (!hour.allowed) {
+      await this.counters.minute.reward(keyId, 1)
+      return hour
+    }
+    return hour.remaining < minute.remaining ? hour : minute
+  }
+
+  /** Counts a request without a valid key against its client address. */
+  async consumeAnonymous(address: string): Promise<RateDecision> {
+    this.warnIfRedisDown()
+    return decide(await this.counters.anonymous.consume(address), ANONYMOUS_PER_MINUTE)
+  }
+
+  /** What an internal (exempt) key is told: the default bucket's limit, all of it remaining. */
+  internalDecision(): RateDecision {
+    return {allowed: true, limit: DEFAULT_LIMITS.perMinute, remaining: DEFAULT_LIMITS.perMinute, resetSeconds: 0}
+  }
+
+  /** Requests counted for a key in its current windows. */
+  async usage(keyId: string): Promise<Usage> {
+    const consumed = async (window: Window) => (await this.counters[window].get(keyId))?.consumedPoints ?? 0
+    return {minute: await consumed('minute'), hour: await consumed('hour'), bulk: await consumed('bulk')}
+  }
+
+  private warnIfRedisDown(): void {
+    if (!this.redis || this.redis.isReady) return
+    const now = Date.now()
+    if (now - this.lastRedisWarning < REDIS_WARNING_INTERVAL_MS) return
+    this.lastRedisWarning = now
+    this.logger?.warn('redis unreachable: rate limits are counted per daemon until it returns')
+  }
+}
+
+function decide(result: RateLimiterRes, limit: number): RateDecision {
+  const resetSeconds = Math.max(1, Math.ceil(result.msBeforeNext / 1000))
+  return {
+    allowed: result.consumedPoints <= limit,
+    limit,
+    remaining: Math.max(0, limit - result.consumedPoints),
+    resetSeconds,
+  }
+}
