@@ -1,0 +1,15 @@
+import {BaseCommand} from '../_shared/base-command.js'
+import {scopeFlags, scopeOf} from '../_shared/ratelimit-output.js'
+
+export default class RatelimitClear extends BaseCommand {
+  static override description = "Remove a customer's or key's override; running daemons return to the inherited limits within 10 s"
+  static override flags = {...scopeFlags}
+
+  async run(): Promise<{scope: {type: string; id: string}; cleared: boolean}> {
+    const {flags} = await this.parse(RatelimitClear)
+    const scope = scopeOf(flags)
+    const cleared = await this.withServices((services) => services.rateLimits.clear(scope))
+    this.log(cleared ? `Cleared the override of ${scope.type} ${scope.id}.` : `${scope.type} ${scope.id} had no override.`)
+    return {scope, cleared}
+  }
+}
