@@ -92,6 +92,25 @@ describe('operator commands', function () {
       expect(await runCliJson(['fields', 'remove', '--customer', customerId, '--slug', 'budget'], env)).to.deep.equal({slug: 'budget', removed: true})
     })
 
+    it('ratelimit set/show/clear manage overrides per customer and per key', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const customerSet = await runCliJson(['ratelimit', 'set', '--customer', customerId, '--per-minute', '120', '--per-hour', '5000'], env)
+      expect(customerSet.effective).to.deep.equal({per_minute: 120, per_hour: 5000, bulk_per_minute: 10})
+      const keySet = await runCliJson(['ratelimit', 'set', '--key', issued.id, '--per-minute', '30'], env)
+      expect(keySet.override).to.include({per_minute: 30, per_hour: null, bulk_per_minute: null})
+      expect(keySet.effective).to.deep.equal({per_minute: 30, per_hour: 5000, bulk_per_minute: 10})
+      const shown = await runCli(['ratelimit', 'show', '--key', issued.id], env)
+      expect(shown.stdout).to.include('effective: per-minute 30, per-hour 5000, bulk-per-minute 10')
+      expect(await runCliJson(['ratelimit', 'clear', '--key', issued.id], env)).to.deep.equal({scope: {type: 'key', id: issued.id}, cleared: true})
+      const after = await runCliJson(['ratelimit', 'show', '--key', issued.id], env)
+      expect(after.override).to.equal(null)
+      expect(after.effective.per_minute).to.equal(120)
+      const both = await runCli(['ratelimit', 'show', '--key', issued.id, '--customer', customerId], env)
+      expect(both.code).to.equal(2)
+      const zero = await runCli(['ratelimit', 'set', '--customer', customerId, '--per-minute', '0'], env)
+      expect(zero.code).to.equal(2)
+    })
+
     it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {
       const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000', '--json'], env)
       expect(result.code).to.equal(1)

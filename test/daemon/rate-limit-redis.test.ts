@@ -1,0 +1,117 @@
+import {type ChildProcess, spawn} from 'node:child_process'
+import {randomUUID} from 'node:crypto'
+import net from 'node:net'
+
+import {expect} from 'chai'
+import {createClient} from 'redis'
+
+import {backends} from '../helpers/backends.js'
+import {newTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+const LIST = '/api/agents/crm/leads'
+const sqlite = () => backends()[0]!
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const {port} = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** A throwaway redis-server of the test's own, so taking it away disturbs nothing else. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {stdio: 'ignore'})
+  const client = createClient({url: `redis://127.0.0.1:${port}`, socket: {reconnectStrategy: false}})
+  client.on('error', () => undefined)
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      await client.connect()
+      await client.close()
+      return child
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error('redis-server did not start')
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (condition()) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+const redisUrl = process.env['LEADS_TEST_REDIS_URL']
+if (redisUrl) {
+  describe('rate limits on Redis', function () {
+    it('enforces one budget per key across two daemons', async function () {
+      const prefix = `test:${randomUUID()}`
+      const first = await startTestDaemon(sqlite(), {rateLimitKeyPrefix: prefix}, {LEADS_REDIS_URL: redisUrl})
+      const second = await startTestDaemon(sqlite(), {rateLimitKeyPrefix: prefix}, {LEADS_REDIS_URL: redisUrl})
+      try {
+        const tenant = await newTenant(first.services)
+        const statuses: number[] = []
+        for (let i = 0; i < 61; i++) {
+          const daemon = i % 2 === 0 ? first : second
+          statuses.push((await daemon.request(LIST, {token: tenant.token, customerId: tenant.customer.id})).status)
+        }
+        expect(statuses.slice(0, 60).every((status) => status === 200)).to.equal(true)
+        expect(statuses[60]).to.equal(429)
+        expect((await first.request(LIST, {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(429)
+      } finally {
+        await first.stop()
+        await second.stop()
+      }
+    })
+  })
+
+  describe('rate limits when Redis goes away', function () {
+    let port: number
+    let redis: ChildProcess
+    let daemon: TestDaemon
+
+    before(async function () {
+      port = await freePort()
+      redis = await startRedis(port)
+      daemon = await startTestDaemon(sqlite(), {}, {LEADS_REDIS_URL: `redis://127.0.0.1:${port}`})
+    })
+    after(async function () {
+      await daemon.stop()
+      redis.kill('SIGKILL')
+    })
+
+    it('keeps serving with a logged warning, counting per daemon, and shares counts again once Redis is back', async function () {
+      const tenant = await newTenant(daemon.services)
+      const call = () => daemon.request(LIST, {token: tenant.token, customerId: tenant.customer.id})
+      expect((await call()).status).to.equal(200)
+
+      redis.kill('SIGKILL')
+      await until(() => daemon.services.redis?.isReady === false, 'the daemon to notice Redis is gone')
+      for (let i = 0; i < 3; i++) {
+        const response = await call()
+        expect(response.status).to.equal(200)
+        expect(response.headers.get('ratelimit-limit')).to.equal('60')
+        expect(response.headers.get('ratelimit-remaining')).to.match(/^\d+$/)
+      }
+      expect(daemon.logs.join('')).to.include('redis unreachable: rate limits are counted per daemon until it returns')
+      expect((await daemon.request('/readyz')).status).to.equal(503)
+
+      redis = await startRedis(port)
+      await until(() => daemon.services.redis?.isReady === true, 'the daemon to reconnect')
+      await call()
+      await call()
+      const direct = createClient({url: `redis://127.0.0.1:${port}`})
+      await direct.connect()
+      const keys = await direct.keys('*:minute:*')
+      expect(keys).to.have.length(1)
+      expect(await direct.get(keys[0]!)).to.equal('2')
+      await direct.close()
+      expect((await daemon.request('/readyz')).status).to.equal(200)
+    })
+  })
+}
