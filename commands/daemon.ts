@@ -1,20 +1,27 @@
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
-import {startDaemon, stopOnSignals} from '../daemon/server.js'
+import {Flags} from '@oclif/core'
+
+import {type Role, ROLES, startDaemon, stopOnSignals} from '../daemon/server.js'
 import {BaseCommand} from './_shared/base-command.js'
 
 export default class Daemon extends BaseCommand {
   static override description = 'Serve the lead API (migrates the embedded SQLite store on start)'
   static override enableJsonFlag = false
-  static override examples = ['<%= config.bin %> daemon', 'LEADS_PORT=9000 <%= config.bin %> daemon']
+  static override examples = ['<%= config.bin %> daemon', 'LEADS_PORT=9000 <%= config.bin %> daemon', '<%= config.bin %> daemon --role worker']
+  static override flags = {
+    role: Flags.string({description: 'api: serve HTTP; worker: deliver webhooks; all: both', options: [...ROLES], default: 'all'}),
+  }
 
   async run(): Promise<void> {
-    await this.parse(Daemon)
+    const {flags} = await this.parse(Daemon)
     const config = loadConfig(process.env)
     const logger = createLogger(config.logLevel)
-    const daemon = await startDaemon(config, logger)
-    logger.info({url: daemon.url, database: config.database.client, redis: Boolean(config.redisUrl)}, 'listening')
-    if (process.stderr.isTTY || config.database.client === 'sqlite') {
+    const role = flags.role as Role
+    const daemon = await startDaemon(config, logger, {role})
+    if (role === 'worker') logger.info({database: config.database.client, redis: Boolean(config.redisUrl)}, 'delivering webhooks')
+    else logger.info({url: daemon.url, role, database: config.database.client, redis: Boolean(config.redisUrl)}, 'listening')
+    if (role !== 'worker' && (process.stderr.isTTY || config.database.client === 'sqlite')) {
       process.stderr.write(
         `\nleads daemon listening on ${daemon.url} (database: ${config.database.client === 'sqlite' ? config.database.filename : 'mysql'})\n` +
           'Next, in another terminal:\n' +

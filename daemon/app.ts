@@ -10,6 +10,7 @@ import {rateLimit} from './middleware/rate-limit.js'
 import {requestContext} from './middleware/request-context.js'
 import {healthRoutes} from './routes/health.js'
 import {leadRoutes} from './routes/leads.js'
+import {webhookRoutes} from './routes/webhooks.js'
 
 /**
  * The public API as a Koa app, in the order a request travels: context and error envelope,
@@ -21,7 +22,8 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.silent = true
 
   const health = healthRoutes(services)
-  const leads = leadRoutes(services)
+  const api = leadRoutes(services)
+  api.use(webhookRoutes(services).routes())
 
   app.use(requestContext(logger))
   app.use(errorEnvelope)
@@ -30,7 +32,7 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(rateLimit(services.limiter, services.rateLimits))
   app.use(requireAuthentication)
   app.use(jsonBody())
-  app.use(leads.routes())
-  app.use(leads.allowedMethods())
+  app.use(api.routes())
+  app.use(api.allowedMethods())
   return app
 }

@@ -2,6 +2,7 @@ import http from 'node:http'
 import type {AddressInfo} from 'node:net'
 
 import type {Config} from '../src/config/config.js'
+import type {DeliveryWorker, WorkerOptions} from '../src/deliveries/delivery-worker.js'
 import type {Logger} from '../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
 import {createApp} from './app.js'
@@ -13,20 +14,46 @@ const IDEMPOTENCY_PURGE_MS = 10 * 60_000
 /** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000
 
+export const ROLES = ['all', 'api', 'worker'] as const
+/** `api` serves HTTP, `worker` delivers webhooks, `all` does both in one process. */
+export type Role = (typeof ROLES)[number]
+
+export interface DaemonOptions extends ServiceOptions {
+  role?: Role
+  worker?: WorkerOptions
+}
+
 export interface RunningDaemon {
+  /** The API's address; empty for a worker-only daemon. */
   readonly url: string
   readonly services: Services
+  readonly worker: DeliveryWorker | null
   /** Stops accepting connections, lets in-flight requests finish, flushes and closes stores. */
   stop(): Promise<void>
 }
 
-/** Builds the services and serves the API on the configured host and port. */
-export async function startDaemon(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<RunningDaemon> {
+/** Builds the services, serves the API on the configured host and port, and runs the delivery worker, as the role says. */
+export async function startDaemon(config: Config, logger: Logger, options: DaemonOptions = {}): Promise<RunningDaemon> {
+  const {role = 'all', worker: workerOptions, ...serviceOptions} = options
   const services = await createServices(config, {
     logger,
     requireCurrentSchema: config.database.client === 'mysql',
-    ...options,
+    ...serviceOptions,
   })
+  const worker = role === 'api' ? null : services.createWorker(workerOptions)
+  worker?.start()
+  if (role === 'worker') {
+    let stopping: Promise<void> | null = null
+    return {
+      url: '',
+      services,
+      worker,
+      stop() {
+        stopping ??= (worker as DeliveryWorker).stop().then(() => services.close())
+        return stopping
+      },
+    }
+  }
   if (config.webhookAllowHosts.length > 0) {
     logger.warn({hosts: config.webhookAllowHosts}, 'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests')
   }
@@ -41,6 +68,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
       server.listen(config.port, config.host, () => resolve())
     })
   } catch (error) {
+    await worker?.stop()
     await services.close()
     throw error
   }
@@ -56,6 +84,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
   return {
     url: `http://${host}:${address.port}`,
     services,
+    worker,
     stop() {
       stopping ??= (async () => {
         for (const timer of timers) clearInterval(timer)
@@ -63,6 +92,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Servi
           server.close(() => resolve())
           server.closeIdleConnections()
         })
+        await worker?.stop()
         await services.close()
       })()
       return stopping

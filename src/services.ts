@@ -15,12 +15,24 @@ import {LeadsWriteService} from './leads/leads-write-service.js'
 import {EventsStore} from './events/events-store.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
 import {IdempotencyStore} from './idempotency/idempotency-store.js'
-import type {Logger} from './log/logger.js'
+import {createLogger, type Logger} from './log/logger.js'
 import {RateLimitService} from './ratelimit/ratelimit-service.js'
 import {RateLimitStore} from './ratelimit/ratelimit-store.js'
 import {RequestLimiter} from './ratelimit/request-limiter.js'
 import {type Clock, systemClock} from './shared/clock.js'
 import {ConfigError} from './shared/errors.js'
+import {DeliveriesService} from './deliveries/deliveries-service.js'
+import {DeliveriesStore} from './deliveries/deliveries-store.js'
+import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
+import {type DispatchQueue, MemoryQueue, RedisStreamQueue} from './deliveries/dispatch-queue.js'
+import {DeliveryOutbox} from './deliveries/outbox.js'
+import {DeliverySender} from './deliveries/sender.js'
+import {SecretBox} from './webhooks/secret-box.js'
+import {type LookupFn, systemLookup, type TargetPolicy} from './webhooks/ssrf.js'
+import {WebhooksService} from './webhooks/webhooks-service.js'
+import {WebhooksStore} from './webhooks/webhooks-store.js'
+import os from 'node:os'
+
 
 export interface Services {
   readonly config: Config
@@ -34,6 +46,10 @@ export interface Services {
   readonly idempotency: IdempotencyService
   readonly rateLimits: RateLimitService
   readonly limiter: RequestLimiter
+  readonly webhooks: WebhooksService
+  readonly deliveries: DeliveriesService
+  /** A delivery worker on this process's queue; the daemon starts one unless its role is api. */
+  createWorker(options?: WorkerOptions): DeliveryWorker
   /** Which backing stores answer right now (null: not configured). */
   readiness(): Promise<{database: boolean; redis: boolean | null}>
   close(): Promise<void>
@@ -51,6 +67,8 @@ export interface ServiceOptions {
   limitsCacheTtlMs?: number
   /** Redis key prefix of the rate-limit counters (tests isolate daemons with it). */
   rateLimitKeyPrefix?: string
+  /** DNS for webhook targets (tests give a resolver of their own). */
+  lookup?: LookupFn
 }
 
 /**
@@ -75,6 +93,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const customersStore = new CustomersStore(db)
   const customers = new CustomersService(customersStore, clock)
   const leadsStore = new LeadsStore(db)
+  const secrets = new SecretBox(masterKey)
+  const targets: TargetPolicy = {allowHosts: config.webhookAllowHosts, lookup: options.lookup ?? systemLookup}
+  const webhooksStore = new WebhooksStore(db)
+  const deliveriesStore = new DeliveriesStore(db)
+  const eventsStore = new EventsStore(db)
+  const consumer = `${os.hostname()}:${process.pid}`
+  const queue: DispatchQueue = redis ? new RedisStreamQueue(redis, consumer, 60_000, options.logger) : new MemoryQueue()
+  const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
+  const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
   const keys = new KeysService(keysStore, customers, clock)
@@ -87,10 +114,25 @@ export async function createServices(config: Config, options: ServiceOptions = {
     keys,
     keyAuthenticator,
     leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
-    leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, new EventsStore(db), clock),
+    leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, clock),
     idempotency: new IdempotencyService(new IdempotencyStore(db), clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
     limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),
+    webhooks,
+    deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, clock),
+    createWorker: (workerOptions = {}) =>
+      new DeliveryWorker(
+        {
+          deliveries: deliveriesStore,
+          webhooks: webhooksStore,
+          events: eventsStore,
+          secrets,
+          sender: new DeliverySender(targets),
+          queue,
+          logger: options.logger ?? createLogger('silent'),
+        },
+        {clock, ...workerOptions},
+      ),
     async readiness() {
       const database = await db.raw('select 1').then(
         () => true,
@@ -101,6 +143,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     },
     async close() {
       await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
+      await queue.close().catch(() => undefined)
       if (redis) await redis.close().catch(() => undefined)
       await db.destroy()
     },

@@ -31,22 +31,33 @@ export class EventsStore {
     return stored
   }
 
+  async find(id: string): Promise<StoredEvent | null> {
+    const row = (await this.db('events').where({id}).first()) as EventRow | undefined
+    return row ? fromRow(row) : null
+  }
+
   async listForLead(customerId: string, leadId: string): Promise<StoredEvent[]> {
-    const rows = (await this.db('events').where({customer_id: customerId, lead_id: leadId}).orderBy('created_at')) as Array<{
-      id: string
-      customer_id: string
-      type: string
-      lead_id: string
-      payload: string
-      created_at: number | string
-    }>
-    return rows.map((row) => ({
-      id: row.id,
-      customerId: row.customer_id,
-      type: row.type,
-      leadId: row.lead_id,
-      payload: JSON.parse(row.payload) as unknown,
-      createdAt: Number(row.created_at),
-    }))
+    const rows = (await this.db('events').where({customer_id: customerId, lead_id: leadId}).orderBy('created_at')) as EventRow[]
+    return rows.map(fromRow)
+  }
+}
+
+interface EventRow {
+  id: string
+  customer_id: string
+  type: string
+  lead_id: string
+  payload: string
+  created_at: number | string
+}
+
+function fromRow(row: EventRow): StoredEvent {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    type: row.type,
+    leadId: row.lead_id,
+    payload: JSON.parse(row.payload) as unknown,
+    createdAt: Number(row.created_at),
   }
 }

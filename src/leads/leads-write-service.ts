@@ -3,6 +3,7 @@ import type {Knex} from 'knex'
 import type {CustomersStore} from '../customers/customers-store.js'
 import type {Db} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
+import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore} from '../events/events-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
 import {bodyAjv, toValidationError} from '../shared/ajv.js'
@@ -62,6 +63,7 @@ export class LeadsWriteService {
     private readonly leads: LeadsStore,
     private readonly customers: CustomersStore,
     private readonly events: EventsStore,
+    private readonly outbox: DeliveryOutbox,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -69,7 +71,8 @@ export class LeadsWriteService {
   async create(customerId: string, body: unknown, beforeCommit?: BeforeCommit<CreateResult>): Promise<CreateResult> {
     const setup = await this.setup(customerId)
     const input = parseLeadInput(body, setup)
-    return inTransaction(this.db, async (trx) => {
+    let deliveryIds: string[] = []
+    const result = await inTransaction(this.db, async (trx) => {
       await this.leads.lockMatchKeys(trx, customerId, matchKeys(input))
       const candidates = await this.leads.findByMatch(trx, customerId, keysOf([input]), true)
       const existing = pickMatch(candidates, input)
@@ -84,12 +87,15 @@ export class LeadsWriteService {
       }
       const [lead] = (await this.leads.withRelations(customerId, [record], trx)) as [LeadWithRelations]
       if (!existing) {
-        await this.events.insert(trx, {customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
+        const event = await this.events.insert(trx, {customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
+        deliveryIds = await this.outbox.record(trx, {id: event.id, customerId, type: LEAD_CREATED, createdAt: now})
       }
-      const result = {lead, merged: existing !== undefined, unknownCustomFields: input.unknownCustomFields}
-      await beforeCommit?.(trx, result)
-      return result
+      const created = {lead, merged: existing !== undefined, unknownCustomFields: input.unknownCustomFields}
+      await beforeCommit?.(trx, created)
+      return created
     })
+    await this.outbox.dispatch(deliveryIds)
+    return result
   }
 
   /** Creates, merges or skips up to 500 rows in a few statements; rows fail independently; no events. */

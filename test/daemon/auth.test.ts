@@ -12,10 +12,12 @@ import {type RequestOptions, startTestDaemon, type TestDaemon} from '../helpers/
 const SAMPLE_BODIES: Partial<Record<Endpoint, unknown>> = {
   'POST /api/agents/crm/leads': {contact_name: 'Matrix Lead'},
   'POST /api/agents/crm/leads/bulk': {leads: [{contact_name: 'Matrix Lead'}]},
+  'POST /api/agents/crm/lead-webhooks': {url: 'https://hooks.example.com/matrix', event_types: ['lead.created']},
+  'PATCH /api/agents/crm/lead-webhooks/:id': {description: 'matrix'},
 }
 
-/** Endpoints the daemon serves so far; each later issue adds its own here. */
-const SERVED: Endpoint[] = ['GET /api/agents/crm/leads', 'POST /api/agents/crm/leads', 'POST /api/agents/crm/leads/bulk']
+/** Every endpoint of the scope table is served. */
+const SERVED = Object.keys(ENDPOINT_SCOPES) as Endpoint[]
 
 describe('authentication and scopes', function () {
   forEachBackend((backend) => {
@@ -23,10 +25,18 @@ describe('authentication and scopes', function () {
     let tenant: TestTenant
     let other: TestTenant
     const tokens: Record<'revoked' | 'expired' | 'rotatedOut', string> = {revoked: '', expired: '', rotatedOut: ''}
+    let webhookId = ''
+    beforeEach(async function () {
+      const {webhook} = await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/matrix', event_types: ['lead.created']})
+      webhookId = webhook.id
+    })
+    afterEach(async function () {
+      await daemon.services.webhooks.delete(tenant.customer.id, webhookId).catch(() => undefined)
+    })
 
     before(async function () {
       // No key cache here, so revocations apply to the very next request.
-      daemon = await startTestDaemon(backend, {keyCacheTtlMs: 0})
+      daemon = await startTestDaemon(backend, {keyCacheTtlMs: 0, lookup: async () => [{address: '93.184.216.34', family: 4}]})
       const services = daemon.services
       tenant = await newTenant(services)
       other = await newTenant(services)
@@ -45,11 +55,12 @@ describe('authentication and scopes', function () {
 
     for (const endpoint of SERVED) {
       const [method, template] = endpoint.split(' ') as [string, string]
-      const path = template.replace(':id', 'wh_0000')
+      // Filled in before the tests run: a webhook of the tenant, for PATCH and DELETE.
+      const path = () => template.replace(':id', webhookId)
       const sample = SAMPLE_BODIES[endpoint]
       const withBody = sample === undefined ? {} : {body: JSON.stringify(sample)}
       const call = (options: RequestOptions) =>
-        daemon.request(path, {method, ...withBody, ...options, headers: {'content-type': 'application/json', ...options.headers}})
+        daemon.request(path(), {method, ...withBody, ...options, headers: {'content-type': 'application/json', ...options.headers}})
 
       const unauthenticated: Array<[string, () => RequestOptions]> = [
         ['no Authorization header', () => ({customerId: tenant.customer.id})],
@@ -93,7 +104,7 @@ describe('authentication and scopes', function () {
       it(`${endpoint} with the right key, customer and scope is not refused`, async function () {
         const {token} = await daemon.services.keys.issue({customerId: tenant.customer.id, scopes: [ENDPOINT_SCOPES[endpoint]]})
         const response = await call({token, customerId: tenant.customer.id.toUpperCase()})
-        expect(response.status).to.be.oneOf([200, 201])
+        expect(response.status, response.text).to.be.oneOf([200, 201])
       })
     }
 

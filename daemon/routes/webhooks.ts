@@ -1,0 +1,37 @@
+import Router from '@koa/router'
+
+import type {Services} from '../../src/services.js'
+import {toApiWebhook} from '../../src/webhooks/webhooks-service.js'
+import type {AppContext, AppState} from '../context.js'
+import {requireScope} from '../middleware/auth.js'
+
+const BASE = '/api/agents/crm/lead-webhooks'
+
+/** The webhook management endpoints; every one is scoped to the key's customer. */
+export function webhookRoutes(services: Services): Router<AppState> {
+  const router = new Router<AppState>()
+  const customerOf = (ctx: AppContext) => ctx.state.customerId as string
+
+  router.post(BASE, requireScope('POST /api/agents/crm/lead-webhooks'), async (ctx: AppContext) => {
+    const {webhook, secret} = await services.webhooks.create(customerOf(ctx), ctx.request.body)
+    ctx.status = 201
+    ctx.body = {webhook: toApiWebhook(webhook), secret}
+  })
+
+  router.get(BASE, requireScope('GET /api/agents/crm/lead-webhooks'), async (ctx: AppContext) => {
+    ctx.body = {webhooks: (await services.webhooks.list(customerOf(ctx))).map(toApiWebhook)}
+  })
+
+  router.patch(`${BASE}/:id`, requireScope('PATCH /api/agents/crm/lead-webhooks/:id'), async (ctx: AppContext) => {
+    const {webhook, secret} = await services.webhooks.update(customerOf(ctx), String(ctx.params['id']), ctx.request.body)
+    ctx.body = secret === undefined ? {webhook: toApiWebhook(webhook)} : {webhook: toApiWebhook(webhook), secret}
+  })
+
+  router.delete(`${BASE}/:id`, requireScope('DELETE /api/agents/crm/lead-webhooks/:id'), async (ctx: AppContext) => {
+    const id = String(ctx.params['id'])
+    await services.webhooks.delete(customerOf(ctx), id)
+    ctx.body = {id, deleted: true}
+  })
+
+  return router
+}

@@ -1,0 +1,67 @@
+import {type Clock, systemClock} from '../shared/clock.js'
+import {NotFoundError, ValidationError} from '../shared/errors.js'
+import {UUID_PATTERN} from '../shared/validate.js'
+import type {WebhooksService} from '../webhooks/webhooks-service.js'
+import type {DeliveriesStore, DeliveryFilter} from './deliveries-store.js'
+import {type Delivery, type DeliveryAttempt, DELIVERY_STATUSES, type DeliveryStatus} from './delivery-types.js'
+import type {DispatchQueue} from './dispatch-queue.js'
+
+export interface DeliveryWithAttempts extends Delivery {
+  attempts: DeliveryAttempt[]
+}
+
+/** Operator side of deliveries: listing, inspecting and redelivering. */
+export class DeliveriesService {
+  constructor(
+    private readonly store: DeliveriesStore,
+    private readonly webhooks: WebhooksService,
+    private readonly queue: DispatchQueue,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async list(filter: {webhookId?: string; status?: string; since?: number; limit?: number}): Promise<DeliveryWithAttempts[]> {
+    if (filter.webhookId !== undefined) await this.webhooks.getById(filter.webhookId)
+    const storeFilter: DeliveryFilter = {webhookId: filter.webhookId, since: filter.since, limit: filter.limit, status: parseStatus(filter.status)}
+    return this.withAttempts(await this.store.list(storeFilter))
+  }
+
+  async show(id: string): Promise<DeliveryWithAttempts> {
+    if (!UUID_PATTERN.test(id)) throw new ValidationError(`delivery id must be a UUID, got "${id}"`, 'id')
+    const delivery = await this.store.find(id)
+    if (!delivery) throw new NotFoundError(`delivery ${id} does not exist`, 'run `leads deliveries list`')
+    const [withAttempts] = await this.withAttempts([delivery])
+    return withAttempts as DeliveryWithAttempts
+  }
+
+  /**
+   * Queues deliveries again: same id (so the same X-Service-Delivery), fresh attempts, fresh
+   * signatures. A delivery being delivered right now is left alone. Returns the ids queued.
+   */
+  async redeliver(ids: string[]): Promise<string[]> {
+    for (const id of ids) await this.show(id)
+    const reset = await this.store.resetForRedelivery(ids, this.clock.now())
+    // The queue is a shortcut; without it the daemon's sweeper picks them up within 2 s.
+    await this.queue.enqueue(reset).catch(() => undefined)
+    return reset
+  }
+
+  /** Redelivers a webhook's failed deliveries, optionally only those created since a time. */
+  async redeliverFailed(webhookId: string, since?: number): Promise<string[]> {
+    await this.webhooks.getById(webhookId)
+    const failed = await this.store.list({webhookId, status: 'failed', since, limit: 10_000})
+    return this.redeliver(failed.map((delivery) => delivery.id))
+  }
+
+  private async withAttempts(deliveries: Delivery[]): Promise<DeliveryWithAttempts[]> {
+    const attempts = await this.store.attempts(deliveries.map((delivery) => delivery.id))
+    return deliveries.map((delivery) => ({...delivery, attempts: attempts.filter((attempt) => attempt.deliveryId === delivery.id)}))
+  }
+}
+
+function parseStatus(status: string | undefined): DeliveryStatus | undefined {
+  if (status === undefined) return undefined
+  if (!(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+    throw new ValidationError(`status must be one of ${DELIVERY_STATUSES.join(', ')}`, 'status')
+  }
+  return status as DeliveryStatus
+}

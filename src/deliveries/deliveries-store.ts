@@ -1,0 +1,210 @@
+import {randomUUID} from 'node:crypto'
+
+import type {Knex} from 'knex'
+
+import type {Db} from '../db/knex.js'
+import type {AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus} from './delivery-types.js'
+
+interface Row {
+  id: string
+  customer_id: string
+  webhook_id: string
+  event_id: string
+  status: string
+  attempts_made: number
+  next_attempt_at: number | string
+  last_error: string | null
+  created_at: number | string
+  updated_at: number | string
+  completed_at: number | string | null
+}
+
+interface AttemptRow {
+  id: string
+  delivery_id: string
+  attempt_number: number
+  started_at: number | string
+  duration_ms: number
+  status_code: number | null
+  error: string | null
+  response_snippet: string | null
+  outcome: string
+}
+
+export interface DeliveryFilter {
+  webhookId?: string
+  customerId?: string
+  status?: DeliveryStatus
+  since?: number
+  limit?: number
+}
+
+const LAST_ERROR_MAX = 500
+
+/** SQL for the delivery outbox and its attempts. */
+export class DeliveriesStore {
+  constructor(private readonly db: Db) {}
+
+  /** Writes one pending delivery per webhook, inside the event's transaction; marked dispatched now, as the caller enqueues right after commit. */
+  async insertForEvent(trx: Knex.Transaction, customerId: string, eventId: string, webhookIds: string[], now: number): Promise<string[]> {
+    const rows = webhookIds.map((webhookId) => ({
+      id: randomUUID(),
+      customer_id: customerId,
+      webhook_id: webhookId,
+      event_id: eventId,
+      status: 'pending',
+      attempts_made: 0,
+      next_attempt_at: now,
+      dispatched_at: now,
+      created_at: now,
+      updated_at: now,
+    }))
+    if (rows.length > 0) await trx('deliveries').insert(rows)
+    return rows.map((row) => row.id)
+  }
+
+  /**
+   * Takes a delivery for one worker until `leaseUntil`: only a due pending one, or one whose
+   * previous worker's lease ran out. The conditional update is what keeps two workers from
+   * ever delivering the same attempt.
+   */
+  async claim(id: string, workerId: string, now: number, leaseUntil: number): Promise<boolean> {
+    const updated = await this.db('deliveries')
+      .where({id})
+      .andWhere((q) =>
+        q
+          .where((pending) => pending.where('status', 'pending').andWhere('next_attempt_at', '<=', now))
+          .orWhere((stale) => stale.where('status', 'delivering').andWhere('claimed_until', '<', now)),
+      )
+      .update({status: 'delivering', claimed_by: workerId, claimed_until: leaseUntil, updated_at: now})
+    return updated === 1
+  }
+
+  /** Extends this worker's lease; false when it lost the delivery (cancelled or taken over). */
+  async renewLease(id: string, workerId: string, leaseUntil: number): Promise<boolean> {
+    return (await this.db('deliveries').where({id, claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})) === 1
+  }
+
+  async find(id: string): Promise<Delivery | null> {
+    const row = (await this.db('deliveries').where({id}).first()) as Row | undefined
+    return row ? fromRow(row) : null
+  }
+
+  async countAttempts(deliveryId: string): Promise<number> {
+    const [row] = (await this.db('delivery_attempts').where({delivery_id: deliveryId}).count({n: '*'})) as Array<{n: number | string}>
+    return Number(row?.n ?? 0)
+  }
+
+  async recordAttempt(attempt: Omit<DeliveryAttempt, 'id'>, workerId: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx('delivery_attempts').insert({
+        id: randomUUID(),
+        delivery_id: attempt.deliveryId,
+        attempt_number: attempt.attemptNumber,
+        started_at: attempt.startedAt,
+        duration_ms: attempt.durationMs,
+        status_code: attempt.statusCode,
+        error: attempt.error?.slice(0, LAST_ERROR_MAX) ?? null,
+        response_snippet: attempt.responseSnippet,
+        outcome: attempt.outcome,
+      })
+      await trx('deliveries')
+        .where({id: attempt.deliveryId, claimed_by: workerId})
+        .update({attempts_made: trx.raw('attempts_made + 1'), updated_at: attempt.startedAt + attempt.durationMs})
+    })
+  }
+
+  /** Ends a delivery this worker holds: succeeded, failed or cancelled. */
+  async finish(id: string, workerId: string | null, status: Exclude<DeliveryStatus, 'pending' | 'delivering'>, now: number, lastError: string | null): Promise<void> {
+    const query = this.db('deliveries').where({id})
+    if (workerId !== null) query.andWhere({claimed_by: workerId})
+    await query.update({status, completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: lastError?.slice(0, LAST_ERROR_MAX) ?? null})
+  }
+
+  /** Hands deliveries whose worker died back to the pool. */
+  async releaseExpiredLeases(now: number): Promise<number> {
+    return this.db('deliveries').where('status', 'delivering').andWhere('claimed_until', '<', now).update({status: 'pending', claimed_by: null, claimed_until: null, updated_at: now})
+  }
+
+  /** Due pending deliveries not dispatched since `dispatchedBefore` (lost from the queue, or redelivered); marks them dispatched. */
+  async takeUndispatched(now: number, dispatchedBefore: number, limit: number): Promise<string[]> {
+    const rows = (await this.db('deliveries')
+      .where('status', 'pending')
+      .andWhere('next_attempt_at', '<=', now)
+      .andWhere((q) => q.whereNull('dispatched_at').orWhere('dispatched_at', '<', dispatchedBefore))
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .select('id')) as Array<{id: string}>
+    const ids = rows.map((row) => row.id)
+    if (ids.length > 0) await this.db('deliveries').whereIn('id', ids).update({dispatched_at: now})
+    return ids
+  }
+
+  /** Queues deliveries again with fresh attempts; returns the ids that were reset. */
+  async resetForRedelivery(ids: string[], now: number): Promise<string[]> {
+    if (ids.length === 0) return []
+    const existing = (await this.db('deliveries').whereIn('id', ids).whereNot('status', 'delivering').select('id')) as Array<{id: string}>
+    const reset = existing.map((row) => row.id)
+    if (reset.length > 0) {
+      await this.db('deliveries').whereIn('id', reset).update({
+        status: 'pending',
+        attempts_made: 0,
+        next_attempt_at: now,
+        dispatched_at: null,
+        claimed_by: null,
+        claimed_until: null,
+        completed_at: null,
+        last_error: null,
+        updated_at: now,
+      })
+    }
+    return reset
+  }
+
+  async list(filter: DeliveryFilter): Promise<Delivery[]> {
+    const query = this.db('deliveries').orderBy([{column: 'created_at', order: 'desc'}, {column: 'id', order: 'desc'}]).limit(filter.limit ?? 50)
+    if (filter.webhookId !== undefined) query.where('webhook_id', filter.webhookId)
+    if (filter.customerId !== undefined) query.where('customer_id', filter.customerId)
+    if (filter.status !== undefined) query.where('status', filter.status)
+    if (filter.since !== undefined) query.where('created_at', '>=', filter.since)
+    return ((await query) as Row[]).map(fromRow)
+  }
+
+  async attempts(deliveryIds: string[]): Promise<DeliveryAttempt[]> {
+    if (deliveryIds.length === 0) return []
+    const rows = (await this.db('delivery_attempts').whereIn('delivery_id', deliveryIds).orderBy([{column: 'started_at'}, {column: 'attempt_number'}])) as AttemptRow[]
+    return rows.map((row) => ({
+      id: row.id,
+      deliveryId: row.delivery_id,
+      attemptNumber: Number(row.attempt_number),
+      startedAt: Number(row.started_at),
+      durationMs: Number(row.duration_ms),
+      statusCode: row.status_code === null ? null : Number(row.status_code),
+      error: row.error,
+      responseSnippet: row.response_snippet,
+      outcome: row.outcome as AttemptOutcome,
+    }))
+  }
+
+  /** Unfinished deliveries: how many, and when the oldest was created. */
+  async backlog(): Promise<{pending: number; oldestCreatedAt: number | null}> {
+    const [row] = (await this.db('deliveries').whereIn('status', ['pending', 'delivering']).select(this.db.raw('count(*) as n, min(created_at) as oldest'))) as Array<{n: number | string; oldest: number | string | null}>
+    return {pending: Number(row?.n ?? 0), oldestCreatedAt: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest)}
+  }
+}
+
+function fromRow(row: Row): Delivery {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    status: row.status as DeliveryStatus,
+    attemptsMade: Number(row.attempts_made),
+    nextAttemptAt: Number(row.next_attempt_at),
+    lastError: row.last_error,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    completedAt: row.completed_at === null ? null : Number(row.completed_at),
+  }
+}

@@ -1,0 +1,36 @@
+import type {Knex} from 'knex'
+
+import type {Logger} from '../log/logger.js'
+import type {EventType} from '../webhooks/webhook-types.js'
+import type {WebhooksStore} from '../webhooks/webhooks-store.js'
+import type {DeliveriesStore} from './deliveries-store.js'
+import type {DispatchQueue} from './dispatch-queue.js'
+
+/**
+ * The write side of webhook delivery: one delivery row per active subscribed webhook, written in
+ * the event's transaction, and enqueued after commit. An enqueue that fails loses nothing: the
+ * sweeper finds the row in the database and dispatches it again.
+ */
+export class DeliveryOutbox {
+  constructor(
+    private readonly webhooks: WebhooksStore,
+    private readonly deliveries: DeliveriesStore,
+    private readonly queue: DispatchQueue,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Records the deliveries of an event; returns their ids for dispatch() after commit. */
+  async record(trx: Knex.Transaction, event: {id: string; customerId: string; type: EventType; createdAt: number}): Promise<string[]> {
+    const webhookIds = await this.webhooks.activeSubscribers(trx, event.customerId, event.type)
+    return this.deliveries.insertForEvent(trx, event.customerId, event.id, webhookIds, event.createdAt)
+  }
+
+  async dispatch(deliveryIds: readonly string[]): Promise<void> {
+    if (deliveryIds.length === 0) return
+    try {
+      await this.queue.enqueue(deliveryIds)
+    } catch (error) {
+      this.logger?.warn({err: {message: (error as Error).message}, deliveries: deliveryIds.length}, 'enqueue failed; the sweeper will dispatch these deliveries')
+    }
+  }
+}

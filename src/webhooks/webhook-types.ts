@@ -1,0 +1,37 @@
+export const EVENT_TYPES = ['lead.created'] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
+export const MAX_WEBHOOKS_PER_CUSTOMER = 20
+/** A webhook whose deliveries have all failed this long is disabled. */
+export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
+
+export interface Webhook {
+  id: string
+  customerId: string
+  url: string
+  eventTypes: EventType[]
+  isActive: boolean
+  timeoutSeconds: number
+  retryAttempts: number
+  description: string | null
+  disabledReason: string | null
+  consecutiveFailures: number
+  failingSince: number | null
+  lastSuccessAt: number | null
+  lastFailureAt: number | null
+  createdAt: number
+  updatedAt: number
+}
+
+/** The Webhook resource of the API. The secret is never part of it. */
+export interface ApiWebhook {
+  id: string
+  url: string
+  event_types: string[]
+  is_active: boolean
+  timeout_seconds: number
+  retry_attempts: number
+  description: string | null
+  created_at: string
+  updated_at: string
+}

@@ -1,0 +1,145 @@
+import {randomBytes} from 'node:crypto'
+
+import {bodyAjv, toValidationError} from '../shared/ajv.js'
+import {type Clock, isoTime, systemClock} from '../shared/clock.js'
+import {NotFoundError, ValidationError} from '../shared/errors.js'
+import type {SecretBox} from './secret-box.js'
+import {mintWebhookSecret} from './secret-box.js'
+import {checkWebhookUrl, type TargetPolicy} from './ssrf.js'
+import {CREATE_WEBHOOK_SCHEMA, UPDATE_WEBHOOK_SCHEMA, WEBHOOK_RULES} from './webhook-schemas.js'
+import {type ApiWebhook, type EventType, MAX_WEBHOOKS_PER_CUSTOMER, type Webhook} from './webhook-types.js'
+import type {WebhookChanges, WebhooksStore} from './webhooks-store.js'
+
+const validateCreate = bodyAjv.compile(CREATE_WEBHOOK_SCHEMA)
+const validateUpdate = bodyAjv.compile(UPDATE_WEBHOOK_SCHEMA)
+
+/** A webhook and, at creation or rotation only, its signing secret. */
+export interface WebhookWithSecret {
+  webhook: Webhook
+  secret?: string
+}
+
+/** Registering and managing a customer's webhooks; secrets are sealed before they are stored. */
+export class WebhooksService {
+  constructor(
+    private readonly store: WebhooksStore,
+    private readonly secrets: SecretBox,
+    private readonly targets: TargetPolicy,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async create(customerId: string, body: unknown): Promise<WebhookWithSecret> {
+    const input = validated(validateCreate, body)
+    const url = (await checkWebhookUrl(input['url'] as string, this.targets)).href
+    if ((await this.store.count(customerId)) >= MAX_WEBHOOKS_PER_CUSTOMER) {
+      throw new ValidationError(`a customer can have at most ${MAX_WEBHOOKS_PER_CUSTOMER} webhooks; delete one first`, 'url')
+    }
+    const now = this.clock.now()
+    const webhook: Webhook = {
+      id: `wh_${randomBytes(12).toString('hex')}`,
+      customerId,
+      url,
+      eventTypes: input['event_types'] as EventType[],
+      isActive: true,
+      timeoutSeconds: (input['timeout_seconds'] as number | undefined) ?? 10,
+      retryAttempts: (input['retry_attempts'] as number | undefined) ?? 5,
+      description: (input['description'] as string | null | undefined) ?? null,
+      disabledReason: null,
+      consecutiveFailures: 0,
+      failingSince: null,
+      lastSuccessAt: null,
+      lastFailureAt: null,
+      createdAt: now,
+      updatedAt: now,
+    }
+    const secret = mintWebhookSecret()
+    await this.store.insert(webhook, this.secrets.seal(secret))
+    return {webhook, secret}
+  }
+
+  async list(customerId: string): Promise<Webhook[]> {
+    return this.store.list(customerId)
+  }
+
+  async update(customerId: string, id: string, body: unknown): Promise<WebhookWithSecret> {
+    await this.get(customerId, id)
+    const input = validated(validateUpdate, body)
+    const changes: WebhookChanges = {updatedAt: this.clock.now()}
+    if (input['url'] !== undefined) changes.url = (await checkWebhookUrl(input['url'] as string, this.targets)).href
+    if (input['event_types'] !== undefined) changes.eventTypes = input['event_types'] as EventType[]
+    if (input['description'] !== undefined) changes.description = input['description'] as string | null
+    if (input['timeout_seconds'] !== undefined) changes.timeoutSeconds = input['timeout_seconds'] as number
+    if (input['retry_attempts'] !== undefined) changes.retryAttempts = input['retry_attempts'] as number
+    if (input['is_active'] !== undefined) {
+      changes.isActive = input['is_active'] as boolean
+      changes.disabledReason = changes.isActive ? null : 'disabled through the API'
+    }
+    let secret: string | undefined
+    if (input['rotate_secret'] === true) {
+      secret = mintWebhookSecret()
+      changes.secretCiphertext = this.secrets.seal(secret)
+    }
+    await this.store.update(customerId, id, changes)
+    return {webhook: await this.get(customerId, id), secret}
+  }
+
+  async delete(customerId: string, id: string): Promise<void> {
+    if (!(await this.store.delete(customerId, id, this.clock.now()))) throw notFound(id)
+  }
+
+  /** The customer's webhook, or 404 (also for another customer's id). */
+  async get(customerId: string, id: string): Promise<Webhook> {
+    const webhook = await this.store.find(customerId, id)
+    if (!webhook) throw notFound(id)
+    return webhook
+  }
+
+  /** Operator: all webhooks, or one customer's. */
+  async listAll(customerId?: string): Promise<Webhook[]> {
+    return this.store.list(customerId)
+  }
+
+  /** Operator: a webhook by id alone. */
+  async getById(id: string): Promise<Webhook> {
+    const webhook = await this.store.findById(id)
+    if (!webhook) throw new NotFoundError(`webhook ${id} does not exist`, 'run `leads webhooks list`')
+    return webhook
+  }
+
+  /** Operator: turn a webhook on or off; turning it on clears the failure streak's reason. */
+  async setActive(id: string, isActive: boolean): Promise<Webhook> {
+    const webhook = await this.getById(id)
+    await this.store.update(webhook.customerId, id, {
+      isActive,
+      disabledReason: isActive ? null : 'disabled by an operator',
+      updatedAt: this.clock.now(),
+    })
+    return this.getById(id)
+  }
+}
+
+/** The API's view of a webhook. */
+export function toApiWebhook(webhook: Webhook): ApiWebhook {
+  return {
+    id: webhook.id,
+    url: webhook.url,
+    event_types: webhook.eventTypes,
+    is_active: webhook.isActive,
+    timeout_seconds: webhook.timeoutSeconds,
+    retry_attempts: webhook.retryAttempts,
+    description: webhook.description,
+    created_at: isoTime(webhook.createdAt),
+    updated_at: isoTime(webhook.updatedAt),
+  }
+}
+
+function validated(validate: ReturnType<typeof bodyAjv.compile>, body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body must be a JSON object')
+  const copy = {...(body as Record<string, unknown>)}
+  if (!validate(copy)) throw toValidationError(validate.errors?.[0], (param) => WEBHOOK_RULES[param], 'field')
+  return copy
+}
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError(`No webhook ${id}. List yours with GET /api/agents/crm/lead-webhooks.`)
+}

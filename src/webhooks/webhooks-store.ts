@@ -1,0 +1,157 @@
+import type {Knex} from 'knex'
+
+import type {Db} from '../db/knex.js'
+import type {EventType, Webhook} from './webhook-types.js'
+
+interface Row {
+  id: string
+  customer_id: string
+  url: string
+  event_types: string
+  is_active: number | boolean
+  timeout_seconds: number
+  retry_attempts: number
+  description: string | null
+  secret_ciphertext: string
+  disabled_reason: string | null
+  consecutive_failures: number
+  failing_since: number | string | null
+  last_success_at: number | string | null
+  last_failure_at: number | string | null
+  created_at: number | string
+  updated_at: number | string
+}
+
+export type WebhookChanges = Partial<
+  Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason'>
+> & {secretCiphertext?: string; updatedAt: number}
+
+/** SQL for webhooks. Reads by id always carry the customer, so another customer's id is "not found". */
+export class WebhooksStore {
+  constructor(private readonly db: Db) {}
+
+  async insert(webhook: Webhook, secretCiphertext: string): Promise<void> {
+    await this.db('webhooks').insert({...toRow(webhook), secret_ciphertext: secretCiphertext})
+  }
+
+  async find(customerId: string, id: string): Promise<Webhook | null> {
+    const row = (await this.db('webhooks').where({customer_id: customerId, id}).first()) as Row | undefined
+    return row ? fromRow(row) : null
+  }
+
+  /** Operator lookup by id alone (the CLI acts across customers). */
+  async findById(id: string): Promise<Webhook | null> {
+    const row = (await this.db('webhooks').where({id}).first()) as Row | undefined
+    return row ? fromRow(row) : null
+  }
+
+  /** The webhook with its sealed secret, for the delivery worker. */
+  async findWithSecret(id: string): Promise<{webhook: Webhook; secretCiphertext: string} | null> {
+    const row = (await this.db('webhooks').where({id}).first()) as Row | undefined
+    return row ? {webhook: fromRow(row), secretCiphertext: row.secret_ciphertext} : null
+  }
+
+  async list(customerId?: string): Promise<Webhook[]> {
+    const query = this.db('webhooks').orderBy([{column: 'created_at'}, {column: 'id'}])
+    if (customerId !== undefined) query.where({customer_id: customerId})
+    return ((await query) as Row[]).map(fromRow)
+  }
+
+  async count(customerId: string): Promise<number> {
+    const [row] = (await this.db('webhooks').where({customer_id: customerId}).count({n: '*'})) as Array<{n: number | string}>
+    return Number(row?.n ?? 0)
+  }
+
+  /** Active webhooks of the customer subscribed to the event, read inside the event's transaction. */
+  async activeSubscribers(trx: Knex.Transaction, customerId: string, eventType: EventType): Promise<string[]> {
+    const rows = (await trx('webhooks').where({customer_id: customerId, is_active: true}).select('id', 'event_types')) as Array<{id: string; event_types: string}>
+    return rows.filter((row) => row.event_types.split(',').includes(eventType)).map((row) => row.id)
+  }
+
+  async update(customerId: string, id: string, changes: WebhookChanges): Promise<void> {
+    const row: Record<string, unknown> = {updated_at: changes.updatedAt}
+    if (changes.url !== undefined) row['url'] = changes.url
+    if (changes.eventTypes !== undefined) row['event_types'] = changes.eventTypes.join(',')
+    if (changes.isActive !== undefined) row['is_active'] = changes.isActive
+    if (changes.timeoutSeconds !== undefined) row['timeout_seconds'] = changes.timeoutSeconds
+    if (changes.retryAttempts !== undefined) row['retry_attempts'] = changes.retryAttempts
+    if (changes.description !== undefined) row['description'] = changes.description
+    if (changes.disabledReason !== undefined) row['disabled_reason'] = changes.disabledReason
+    if (changes.secretCiphertext !== undefined) row['secret_ciphertext'] = changes.secretCiphertext
+    await this.db('webhooks').where({customer_id: customerId, id}).update(row)
+  }
+
+  /** Deletes the webhook and cancels its unfinished deliveries in one transaction. */
+  async delete(customerId: string, id: string, now: number): Promise<boolean> {
+    return this.db.transaction(async (trx) => {
+      const removed = await trx('webhooks').where({customer_id: customerId, id}).delete()
+      if (removed === 0) return false
+      await trx('deliveries')
+        .where({webhook_id: id})
+        .whereIn('status', ['pending', 'delivering'])
+        .update({status: 'cancelled', last_error: 'webhook deleted', completed_at: now, updated_at: now})
+      return true
+    })
+  }
+
+  /** Health after a delivery succeeded. */
+  async recordSuccess(id: string, now: number): Promise<void> {
+    await this.db('webhooks').where({id}).update({consecutive_failures: 0, failing_since: null, last_success_at: now})
+  }
+
+  /** Health after a delivery failed for good; returns the webhook as it now stands. */
+  async recordFailure(id: string, now: number): Promise<Webhook | null> {
+    await this.db('webhooks')
+      .where({id})
+      .update({
+        consecutive_failures: this.db.raw('consecutive_failures + 1'),
+        failing_since: this.db.raw('COALESCE(failing_since, ?)', [now]),
+        last_failure_at: now,
+      })
+    return this.findById(id)
+  }
+}
+
+function toMs(value: number | string | null): number | null {
+  return value === null ? null : Number(value)
+}
+
+function toRow(webhook: Webhook): Omit<Row, 'secret_ciphertext'> {
+  return {
+    id: webhook.id,
+    customer_id: webhook.customerId,
+    url: webhook.url,
+    event_types: webhook.eventTypes.join(','),
+    is_active: webhook.isActive,
+    timeout_seconds: webhook.timeoutSeconds,
+    retry_attempts: webhook.retryAttempts,
+    description: webhook.description,
+    disabled_reason: webhook.disabledReason,
+    consecutive_failures: webhook.consecutiveFailures,
+    failing_since: webhook.failingSince,
+    last_success_at: webhook.lastSuccessAt,
+    last_failure_at: webhook.lastFailureAt,
+    created_at: webhook.createdAt,
+    updated_at: webhook.updatedAt,
+  }
+}
+
+function fromRow(row: Row): Webhook {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    url: row.url,
+    eventTypes: row.event_types.split(',').filter(Boolean) as EventType[],
+    isActive: Boolean(row.is_active),
+    timeoutSeconds: Number(row.timeout_seconds),
+    retryAttempts: Number(row.retry_attempts),
+    description: row.description,
+    disabledReason: row.disabled_reason,
+    consecutiveFailures: Number(row.consecutive_failures),
+    failingSince: toMs(row.failing_since),
+    lastSuccessAt: toMs(row.last_success_at),
+    lastFailureAt: toMs(row.last_failure_at),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  }
+}

@@ -1,0 +1,135 @@
+import {expect} from 'chai'
+
+import {forEachBackend} from '../helpers/backends.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+const BASE = '/api/agents/crm/lead-webhooks'
+const WEBHOOK_FIELDS = ['id', 'url', 'event_types', 'is_active', 'timeout_seconds', 'retry_attempts', 'description', 'created_at', 'updated_at']
+// Resolves every name to a public address, so registration tests need no real DNS.
+const publicLookup = async () => [{address: '93.184.216.34', family: 4 as const}]
+
+describe('webhook management API', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    const call = (method: string, path: string, body?: unknown, as: TestTenant = tenant) =>
+      daemon.request(path, {method, token: as.token, customerId: as.customer.id, headers: {'content-type': 'application/json'}, body: body === undefined ? undefined : JSON.stringify(body)})
+
+    before(async function () {
+      daemon = await startTestDaemon(backend, {lookup: publicLookup})
+    })
+    beforeEach(async function () {
+      tenant = await newTenant(daemon.services, undefined, {roomy: true})
+    })
+    after(async function () {
+      await daemon.stop()
+    })
+
+    it('registers a webhook with defaults and returns its secret once', async function () {
+      const response = await call('POST', BASE, {url: 'https://hooks.example.com/leads', event_types: ['lead.created']})
+      expect(response.status).to.equal(201)
+      expect(response.body).to.have.keys(['webhook', 'secret'])
+      expect(response.body.secret).to.match(/^svc_whsec_[0-9a-f]{64}$/)
+      const webhook = response.body.webhook
+      expect(webhook).to.have.keys(WEBHOOK_FIELDS)
+      expect(webhook.id).to.match(/^wh_[0-9a-f]{24}$/)
+      expect(webhook).to.deep.include({url: 'https://hooks.example.com/leads', event_types: ['lead.created'], is_active: true, timeout_seconds: 10, retry_attempts: 5, description: null})
+
+      const row = await daemon.services.db('webhooks').where({id: webhook.id}).first()
+      expect(JSON.stringify(row)).not.to.include(response.body.secret)
+      const listed = await call('GET', BASE)
+      expect(listed.status).to.equal(200)
+      expect(listed.body).to.deep.equal({webhooks: [webhook]})
+      expect(listed.text).not.to.include('svc_whsec_')
+      expect(daemon.logs.join('')).not.to.include(response.body.secret)
+    })
+
+    it('accepts description, timeout_seconds and retry_attempts', async function () {
+      const response = await call('POST', BASE, {url: 'https://hooks.example.com/a', event_types: ['lead.created'], description: 'CRM sync', timeout_seconds: 60, retry_attempts: 0})
+      expect(response.body.webhook).to.include({description: 'CRM sync', timeout_seconds: 60, retry_attempts: 0})
+    })
+
+    for (const [label, body, param] of [
+      ['an http URL', {url: 'http://hooks.example.com/', event_types: ['lead.created']}, 'url'],
+      ['a loopback URL', {url: 'https://127.0.0.1/', event_types: ['lead.created']}, 'url'],
+      ['a metadata URL', {url: 'https://169.254.169.254/latest', event_types: ['lead.created']}, 'url'],
+      ['credentials in the URL', {url: 'https://user:pw@hooks.example.com/', event_types: ['lead.created']}, 'url'],
+      ['an event type never emitted', {url: 'https://hooks.example.com/', event_types: ['lead.updated']}, 'event_types'],
+      ['no event types', {url: 'https://hooks.example.com/', event_types: []}, 'event_types'],
+      ['a timeout of 61 s', {url: 'https://hooks.example.com/', event_types: ['lead.created'], timeout_seconds: 61}, 'timeout_seconds'],
+      ['11 retries', {url: 'https://hooks.example.com/', event_types: ['lead.created'], retry_attempts: 11}, 'retry_attempts'],
+      ['an unknown field', {url: 'https://hooks.example.com/', event_types: ['lead.created'], secret: 'mine'}, 'secret'],
+      ['no url', {event_types: ['lead.created']}, 'url'],
+    ] as const) {
+      it(`rejects ${label} with 400 naming ${param}`, async function () {
+        const response = await call('POST', BASE, body)
+        expect(response.status).to.equal(400)
+        expect(response.body.error).to.include({type: 'invalid_request_error', code: 400, param})
+        expect((await call('GET', BASE)).body.webhooks).to.deep.equal([])
+      })
+    }
+
+    it('allows at most 20 webhooks per customer', async function () {
+      for (let i = 0; i < 20; i++) expect((await call('POST', BASE, {url: `https://hooks.example.com/${i}`, event_types: ['lead.created']})).status).to.equal(201)
+      const refused = await call('POST', BASE, {url: 'https://hooks.example.com/21', event_types: ['lead.created']})
+      expect(refused.status).to.equal(400)
+      expect(refused.body.error.message).to.match(/at most 20 webhooks/)
+    })
+
+    it('updates fields, rotates the secret on request, and 404s for unknown ids', async function () {
+      const created = await call('POST', BASE, {url: 'https://hooks.example.com/a', event_types: ['lead.created']})
+      const id = created.body.webhook.id
+      const updated = await call('PATCH', `${BASE}/${id}`, {url: 'https://hooks.example.com/b', description: 'moved', is_active: false, timeout_seconds: 5})
+      expect(updated.status).to.equal(200)
+      expect(updated.body).to.have.keys(['webhook'])
+      expect(updated.body.webhook).to.include({url: 'https://hooks.example.com/b', description: 'moved', is_active: false, timeout_seconds: 5})
+      const rotated = await call('PATCH', `${BASE}/${id}`, {rotate_secret: true})
+      expect(rotated.body.secret).to.match(/^svc_whsec_[0-9a-f]{64}$/).and.not.equal(created.body.secret)
+      expect((await call('PATCH', `${BASE}/wh_000000000000000000000000`, {description: 'x'})).status).to.equal(404)
+      const bad = await call('PATCH', `${BASE}/${id}`, {url: 'https://10.0.0.1/'})
+      expect(bad.status).to.equal(400)
+      expect(bad.body.error.param).to.equal('url')
+    })
+
+    it("answers 404 for another customer's webhook on update and delete", async function () {
+      const other = await newTenant(daemon.services)
+      const theirs = await call('POST', BASE, {url: 'https://hooks.example.com/theirs', event_types: ['lead.created']}, other)
+      const id = theirs.body.webhook.id
+      for (const [method, body] of [['PATCH', {description: 'mine now'}], ['DELETE', undefined]] as const) {
+        const response = await call(method, `${BASE}/${id}`, body)
+        expect(response.status).to.equal(404)
+        expect(response.body.error).to.include({type: 'not_found_error', code: 404})
+      }
+      expect((await call('GET', BASE)).body.webhooks).to.deep.equal([])
+      expect((await call('GET', BASE, undefined, other)).body.webhooks[0].description).to.equal(null)
+    })
+
+    it('deletes a webhook and answers {id, deleted: true}', async function () {
+      const created = await call('POST', BASE, {url: 'https://hooks.example.com/gone', event_types: ['lead.created']})
+      const response = await call('DELETE', `${BASE}/${created.body.webhook.id}`)
+      expect(response.status).to.equal(200)
+      expect(response.body).to.deep.equal({id: created.body.webhook.id, deleted: true})
+      expect((await call('DELETE', `${BASE}/${created.body.webhook.id}`)).status).to.equal(404)
+    })
+
+    it('rejects a host that resolves to a private address', async function () {
+      const privateDaemon = await startTestDaemon(backend, {lookup: async () => [{address: '10.1.2.3', family: 4}]})
+      try {
+        const owner = await newTenant(privateDaemon.services)
+        const response = await privateDaemon.request(BASE, {
+          method: 'POST',
+          token: owner.token,
+          customerId: owner.customer.id,
+          headers: {'content-type': 'application/json'},
+          body: JSON.stringify({url: 'https://internal.example.com/', event_types: ['lead.created']}),
+        })
+        expect(response.status).to.equal(400)
+        expect(response.body.error.param).to.equal('url')
+        expect(response.body.error.message).to.include('10.1.2.3')
+      } finally {
+        await privateDaemon.stop()
+      }
+    })
+  })
+})
