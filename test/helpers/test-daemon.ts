@@ -1,9 +1,8 @@
 import {randomUUID} from 'node:crypto'
 import {Writable} from 'node:stream'
 
-import {type RunningDaemon, startDaemon} from '../../daemon/server.js'
+import {type DaemonOptions, type RunningDaemon, startDaemon} from '../../daemon/server.js'
 import {createLogger} from '../../src/log/logger.js'
-import type {ServiceOptions} from '../../src/services.js'
 import type {Backend} from './backends.js'
 
 export interface TestResponse {
@@ -28,7 +27,7 @@ export interface TestDaemon extends RunningDaemon {
 }
 
 /** Starts the real daemon in-process on an ephemeral loopback port. */
-export async function startTestDaemon(backend: Backend, options: ServiceOptions = {}, env: Record<string, string> = {}): Promise<TestDaemon> {
+export async function startTestDaemon(backend: Backend, options: DaemonOptions = {}, env: Record<string, string> = {}): Promise<TestDaemon> {
   const logs: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

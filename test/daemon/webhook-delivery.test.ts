@@ -1,0 +1,234 @@
+import {expect} from 'chai'
+
+import {postJson} from '../helpers/api.js'
+import {forEachBackend} from '../helpers/backends.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {Receiver} from '../helpers/receiver.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+import {verifyDelivery} from '../helpers/verify-signature.js'
+
+const CREATE = '/api/agents/crm/leads'
+const WORKER = {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}
+
+async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+describe('webhook delivery', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let receiver: Receiver
+    let tenant: TestTenant
+    let secret: string
+    let webhookId: string
+
+    const delivery = (id: string) => daemon.services.deliveries.show(id)
+    const finished = (id: string) => until(async () => {
+      const found = await delivery(id)
+      return ['succeeded', 'failed', 'cancelled'].includes(found.status) && found
+    }, `delivery ${id} to finish`)
+    const deliveryIdsOf = async (leadId: string) =>
+      ((await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', leadId).select('deliveries.id')) as Array<{id: string}>).map((row) => row.id)
+
+    before(async function () {
+      receiver = await new Receiver().start()
+      daemon = await startTestDaemon(backend, {worker: WORKER}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    })
+    beforeEach(async function () {
+      receiver.requests.length = 0
+      receiver.fallback = {status: 200, body: 'ok'}
+      tenant = await newTenant(daemon.services, undefined, {roomy: true})
+      const created = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 3, timeout_seconds: 1})
+      secret = created.secret as string
+      webhookId = created.webhook.id
+    })
+    after(async function () {
+      await daemon.stop()
+      await receiver.stop()
+    })
+
+    it('POSTs a signed lead.created that an independent verifier accepts', async function () {
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Ada', contact_email: 'ada@example.org', custom_fields: {lead_line: 'buyer'}})
+      await receiver.waitFor(1)
+      const [request] = receiver.requests
+      expect(verifyDelivery(request!, secret)).to.equal(true)
+      expect(verifyDelivery(request!, 'svc_whsec_' + '0'.repeat(64))).to.equal(false)
+      expect(verifyDelivery(request!, secret, Date.now() + 301_000)).to.equal(false)
+      expect(request!.headers['content-type']).to.equal('application/json')
+      const body = JSON.parse(request!.rawBody.toString('utf8'))
+      expect(body).to.have.keys(['event', 'delivered_at', 'lead'])
+      expect(body.event).to.equal('lead.created')
+      const lead = created.body.lead
+      expect(body.lead).to.deep.equal({
+        id: lead.id,
+        contact_name: 'Ada',
+        contact_phone: null,
+        contact_email: 'ada@example.org',
+        source_platform: 'direct',
+        source_type: 'manual',
+        lead_line: 'buyer',
+        current_stage: {slug: 'new', name: 'New'},
+        custom_fields: {lead_line: 'buyer'},
+        created_at: lead.created_at,
+        updated_at: lead.updated_at,
+      })
+      const [deliveryId] = await deliveryIdsOf(lead.id)
+      expect(request!.headers['x-service-delivery']).to.equal(deliveryId)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('succeeded')
+      expect(done.attempts).to.have.length(1)
+      expect(done.attempts[0]).to.include({statusCode: 200, outcome: 'success', responseSnippet: 'ok', attemptNumber: 1})
+    })
+
+    it('emits nothing for a merge or for bulk rows', async function () {
+      const first = await postJson(daemon, tenant, CREATE, {contact_email: 'once@example.org'})
+      await postJson(daemon, tenant, CREATE, {contact_email: 'ONCE@example.org', contact_name: 'merged'})
+      await postJson(daemon, tenant, '/api/agents/crm/leads/bulk', {leads: [{contact_name: 'bulk one'}, {contact_name: 'bulk two'}]})
+      const rows = await daemon.services.db('deliveries').where({webhook_id: webhookId})
+      expect(rows).to.have.length(1)
+      expect(await deliveryIdsOf(first.body.lead.id)).to.deep.equal([rows[0].id])
+    })
+
+    it('retries non-2xx answers with the same delivery id and a fresh signature each time', async function () {
+      receiver.reply({status: 500}, {status: 503})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Retry'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('succeeded')
+      expect(done.attempts.map((a) => [a.statusCode, a.outcome])).to.deep.equal([[500, 'retry'], [503, 'retry'], [200, 'success']])
+      expect(receiver.requests.map((r) => r.headers['x-service-delivery'])).to.deep.equal([deliveryId, deliveryId, deliveryId])
+      for (const request of receiver.requests) expect(verifyDelivery(request, secret)).to.equal(true)
+      expect(new Set(receiver.requests.map((r) => r.rawBody.toString())).size).to.equal(3)
+    })
+
+    it('makes retry_attempts + 1 attempts, then marks the delivery failed and counts a failure', async function () {
+      receiver.fallback = {status: 500, body: 'down'}
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Doomed'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('failed')
+      expect(done.attempts).to.have.length(4)
+      expect(done.lastError).to.equal('HTTP 500')
+      expect(done.attempts[0]!.responseSnippet).to.equal('down')
+      const webhook = await daemon.services.webhooks.getById(webhookId)
+      expect(webhook.consecutiveFailures).to.equal(1)
+      expect(webhook.isActive).to.equal(true)
+    })
+
+    it('treats a redirect as terminal: one attempt, not followed', async function () {
+      receiver.reply({status: 302, headers: {location: 'https://localhost:1/elsewhere'}})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Moved'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('failed')
+      expect(done.attempts.map((a) => [a.statusCode, a.outcome])).to.deep.equal([[302, 'terminal']])
+      expect(receiver.requests).to.have.length(1)
+    })
+
+    it('gives up on an attempt after timeout_seconds and retries it', async function () {
+      receiver.reply({status: 200, delayMs: 1500})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Slow'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('succeeded')
+      expect(done.attempts[0]).to.include({statusCode: null, outcome: 'retry'})
+      expect(done.attempts[0]!.error).to.match(/no response within the timeout/)
+      expect(done.attempts[0]!.durationMs).to.be.within(900, 1400)
+    })
+
+    it('redelivers a failed delivery with the same X-Service-Delivery and fresh attempts', async function () {
+      receiver.fallback = {status: 500}
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Again'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      expect((await finished(deliveryId!)).status).to.equal('failed')
+      receiver.fallback = {status: 204}
+      receiver.requests.length = 0
+      expect(await daemon.services.deliveries.redeliver([deliveryId!])).to.deep.equal([deliveryId])
+      const done = await until(async () => {
+        const found = await delivery(deliveryId!)
+        return found.status === 'succeeded' && found
+      }, 'redelivery')
+      expect(receiver.requests[0]!.headers['x-service-delivery']).to.equal(deliveryId)
+      expect(verifyDelivery(receiver.requests[0]!, secret)).to.equal(true)
+      expect(done.attempts.at(-1)).to.include({statusCode: 204, outcome: 'success', attemptNumber: 5})
+    })
+
+    it('signs events after a rotation with the new secret, and sends none to a disabled or deleted webhook', async function () {
+      const {secret: rotated} = await daemon.services.webhooks.update(tenant.customer.id, webhookId, {rotate_secret: true})
+      await postJson(daemon, tenant, CREATE, {contact_name: 'Rotated'})
+      await receiver.waitFor(1)
+      expect(verifyDelivery(receiver.requests[0]!, rotated as string)).to.equal(true)
+      expect(verifyDelivery(receiver.requests[0]!, secret)).to.equal(false)
+
+      await daemon.services.webhooks.update(tenant.customer.id, webhookId, {is_active: false})
+      const quiet = await postJson(daemon, tenant, CREATE, {contact_name: 'Quiet'})
+      expect(await deliveryIdsOf(quiet.body.lead.id)).to.deep.equal([])
+      await daemon.services.webhooks.delete(tenant.customer.id, webhookId)
+      const gone = await postJson(daemon, tenant, CREATE, {contact_name: 'Gone'})
+      expect(await deliveryIdsOf(gone.body.lead.id)).to.deep.equal([])
+      expect(receiver.requests).to.have.length(1)
+    })
+
+    it('cancels pending deliveries when their webhook is deleted', async function () {
+      receiver.fallback = {status: 500}
+      const slow = await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 10})
+      expect(slow.webhook.retryAttempts).to.equal(10)
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Cancelled'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      await receiver.waitFor(1)
+      await daemon.services.webhooks.delete(tenant.customer.id, webhookId)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('cancelled')
+      expect(done.lastError).to.equal('webhook deleted')
+    })
+
+    it('disables a webhook whose deliveries have all failed for 5 days', async function () {
+      receiver.fallback = {status: 500}
+      await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 0})
+      await daemon.services.db('webhooks').where({id: webhookId}).update({failing_since: Date.now() - 5 * 86_400_000 - 1000, consecutive_failures: 40})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Last straw'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      await finished(deliveryId!)
+      const webhook = await daemon.services.webhooks.getById(webhookId)
+      expect(webhook).to.include({isActive: false, disabledReason: 'every delivery failed for 5 days', consecutiveFailures: 41})
+      const listed = await daemon.request('/api/agents/crm/lead-webhooks', {token: tenant.token, customerId: tenant.customer.id})
+      expect(listed.body.webhooks[0].is_active).to.equal(false)
+    })
+
+    it('never lets two workers deliver the same attempt', async function () {
+      receiver.reply({status: 200, delayMs: 200})
+      const second = daemon.services.createWorker({workerId: 'second-worker', ...WORKER})
+      await daemon.services.webhooks.update(tenant.customer.id, webhookId, {is_active: false})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Contested'})
+      expect(await deliveryIdsOf(created.body.lead.id)).to.deep.equal([])
+      await daemon.services.webhooks.update(tenant.customer.id, webhookId, {is_active: true})
+      const again = await postJson(daemon, tenant, CREATE, {contact_name: 'Contested 2'})
+      const [deliveryId] = await deliveryIdsOf(again.body.lead.id)
+      await Promise.all([second.process(deliveryId!), second.process(deliveryId!), daemon.worker!.process(deliveryId!)])
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('succeeded')
+      expect(done.attempts).to.have.length(1)
+      expect(receiver.requests.filter((r) => r.headers['x-service-delivery'] === deliveryId)).to.have.length(1)
+    })
+
+    it('dispatches again a delivery the queue lost (crash between commit and enqueue, flushed Redis)', async function () {
+      const apiOnly = await startTestDaemon(backend, {role: 'api'}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+      try {
+        const created = await postJson(apiOnly, tenant, CREATE, {contact_name: 'Lost'})
+        const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+        // Simulate the loss: the row is committed and marked dispatched, but no queue holds it.
+        if (daemon.services.redis) await daemon.services.redis.flushDb()
+        await until(async () => (await delivery(deliveryId!)).status === 'succeeded', 'the sweeper to re-dispatch')
+        expect(receiver.requests.filter((r) => r.headers['x-service-delivery'] === deliveryId).length).to.be.at.least(1)
+      } finally {
+        await apiOnly.stop()
+      }
+    })
+  })
+})
