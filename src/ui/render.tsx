@@ -2,6 +2,7 @@ import {render} from 'ink'
 
 import {SecretOnce, type SecretOnceProps} from './SecretOnce.js'
 import {Table} from './Table.js'
+import {formatWebhookInspection, WebhookDashboard, type WebhookInspection} from './WebhookDashboard.js'
 import {type Column, formatTable} from './table-layout.js'
 
 export type {Column}
@@ -28,6 +29,15 @@ export async function renderSecretOnce(props: SecretOnceProps, interactive: bool
     return
   }
   await renderOnce(<SecretOnce {...props} />)
+}
+
+/** Shows `leads webhooks inspect`: a dashboard on a terminal, plain text otherwise. */
+export async function renderWebhookInspection(data: WebhookInspection, interactive: boolean): Promise<void> {
+  if (!interactive) {
+    process.stdout.write(`${formatWebhookInspection(data)}\n`)
+    return
+  }
+  await renderOnce(<WebhookDashboard data={data} />)
 }
 
 async function renderOnce(element: React.ReactElement): Promise<void> {

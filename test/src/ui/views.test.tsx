@@ -45,3 +45,19 @@ describe('views', function () {
     expect(frame).to.include('╭')
   })
 })
+
+describe('WebhookDashboard', function () {
+  it('shows config, health and each attempt', async function () {
+    const {WebhookDashboard} = await import('../../../src/ui/WebhookDashboard.js')
+    const data = {
+      webhook: {id: 'wh_1', customer_id: 'c1', url: 'https://hooks.example.com/x', event_types: ['lead.created'], is_active: false, disabled_reason: 'every delivery failed for 5 days', timeout_seconds: 10, retry_attempts: 5, description: null},
+      health: {success_rate: 0.5, delivered: 1, failed: 1, consecutive_failures: 3, last_status: '500', last_success_at: null, failing_since: null},
+      recent: [{id: 'd1', status: 'failed', created_at: '2026-11-22T00:00:00.000Z', attempts: [{attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry'}]}],
+    }
+    const frame = stripAnsi(render(<WebhookDashboard data={data} />).lastFrame() ?? '')
+    expect(frame).to.include('wh_1 disabled: every delivery failed for 5 days')
+    expect(frame).to.include('success 50% (1 ok, 1 failed of recent)')
+    expect(frame).to.match(/failed +d1/)
+    expect(frame).to.include('#1 2026-11-22T00:00:01.000Z 500 12ms retry')
+  })
+})

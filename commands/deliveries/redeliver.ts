@@ -1,0 +1,36 @@
+import {Args, Flags} from '@oclif/core'
+
+import {ValidationError} from '../../src/shared/errors.js'
+import {BaseCommand} from '../_shared/base-command.js'
+
+export default class DeliveriesRedeliver extends BaseCommand {
+  static override description =
+    'Queue deliveries again: the same X-Service-Delivery, fresh attempts and signatures. Give ids, or --webhook with --failed'
+  static override strict = false
+  static override examples = [
+    '<%= config.bin %> deliveries redeliver 0f8c... 7a1d...',
+    '<%= config.bin %> deliveries redeliver --webhook wh_3b1... --failed --since 2026-11-20T00:00:00Z',
+  ]
+  static override args = {deliveryIds: Args.string({description: 'delivery ids (UUIDs)'})}
+  static override flags = {
+    webhook: Flags.string({description: "redeliver this webhook's deliveries (with --failed)", dependsOn: ['failed']}),
+    failed: Flags.boolean({description: 'every failed delivery of --webhook', dependsOn: ['webhook']}),
+    since: Flags.string({description: 'with --failed: only deliveries created at or after this ISO time'}),
+  }
+
+  async run(): Promise<{redelivered: string[]}> {
+    const {argv, flags} = await this.parse(DeliveriesRedeliver)
+    const ids = argv as string[]
+    if (flags.webhook === undefined && ids.length === 0) {
+      throw new ValidationError('give delivery ids, or --webhook WH_ID --failed', 'deliveryIds', 'see `leads deliveries redeliver --help`')
+    }
+    if (flags.webhook !== undefined && ids.length > 0) throw new ValidationError('give delivery ids or --webhook, not both', 'webhook')
+    const since = flags.since === undefined ? undefined : Date.parse(flags.since)
+    if (since !== undefined && Number.isNaN(since)) throw new ValidationError(`--since must be an ISO-8601 time, got "${flags.since}"`, 'since')
+    const redelivered = await this.withServices((services) =>
+      flags.webhook === undefined ? services.deliveries.redeliver(ids) : services.deliveries.redeliverFailed(flags.webhook, since),
+    )
+    this.log(`Queued ${redelivered.length} deliver${redelivered.length === 1 ? 'y' : 'ies'} again; a running daemon sends them within a few seconds.`)
+    return {redelivered}
+  }
+}

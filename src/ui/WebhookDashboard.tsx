@@ -1,0 +1,92 @@
+import {Box, Text} from 'ink'
+
+/** What `leads webhooks inspect` shows: config, health and recent deliveries with attempts. */
+export interface WebhookInspection {
+  webhook: {
+    id: string
+    customer_id: string
+    url: string
+    event_types: string[]
+    is_active: boolean
+    disabled_reason: string | null
+    timeout_seconds: number
+    retry_attempts: number
+    description: string | null
+  }
+  health: {
+    success_rate: number | null
+    delivered: number
+    failed: number
+    consecutive_failures: number
+    last_status: string | null
+    last_success_at: string | null
+    failing_since: string | null
+  }
+  recent: Array<{
+    id: string
+    status: string
+    created_at: string
+    attempts: Array<{attempt: number; started_at: string; duration_ms: number; status_code: number | null; error: string | null; outcome: string}>
+  }>
+}
+
+const STATUS_COLOR: Record<string, string> = {pending: 'yellow', delivering: 'cyan', succeeded: 'green', failed: 'red', cancelled: 'gray'}
+
+/** A compact dashboard of one webhook. */
+export function WebhookDashboard({data}: {data: WebhookInspection}) {
+  const {webhook, health, recent} = data
+  const rate = health.success_rate === null ? 'n/a' : `${Math.round(health.success_rate * 100)}%`
+  return (
+    <Box flexDirection="column">
+      <Box borderStyle="round" borderColor={webhook.is_active ? 'green' : 'red'} flexDirection="column" paddingX={1}>
+        <Text>
+          <Text bold>{webhook.id}</Text> <Text color={webhook.is_active ? 'green' : 'red'}>{webhook.is_active ? 'active' : `disabled${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`}</Text>
+        </Text>
+        <Text>{webhook.url}</Text>
+        <Text dimColor>
+          customer {webhook.customer_id} · {webhook.event_types.join(', ')} · timeout {webhook.timeout_seconds}s · {webhook.retry_attempts} retries
+          {webhook.description ? ` · ${webhook.description}` : ''}
+        </Text>
+      </Box>
+      <Text>
+        <Text bold>health</Text> success {rate} ({health.delivered} ok, {health.failed} failed of recent) · streak{' '}
+        <Text color={health.consecutive_failures > 0 ? 'red' : 'green'}>{health.consecutive_failures}</Text> · last {health.last_status ?? 'none'} · last success{' '}
+        {health.last_success_at ?? 'never'}
+      </Text>
+      <Text bold>recent deliveries</Text>
+      {recent.length === 0 ? <Text dimColor>none</Text> : null}
+      {recent.map((delivery) => (
+        <Box key={delivery.id} flexDirection="column">
+          <Text>
+            <Text color={STATUS_COLOR[delivery.status]}>{delivery.status.padEnd(10)}</Text> {delivery.id} <Text dimColor>{delivery.created_at}</Text>
+          </Text>
+          {delivery.attempts.map((attempt) => (
+            <Text key={attempt.attempt} dimColor>
+              {'   '}#{attempt.attempt} {attempt.started_at} {attempt.status_code ?? attempt.error ?? '-'} {attempt.duration_ms}ms {attempt.outcome}
+            </Text>
+          ))}
+        </Box>
+      ))}
+    </Box>
+  )
+}
+
+/** The same content as plain text, for output that is not a terminal. */
+export function formatWebhookInspection({webhook, health, recent}: WebhookInspection): string {
+  const lines = [
+    `${webhook.id}  ${webhook.is_active ? 'active' : `disabled${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`}`,
+    `url:       ${webhook.url}`,
+    `customer:  ${webhook.customer_id}`,
+    `events:    ${webhook.event_types.join(', ')}  timeout ${webhook.timeout_seconds}s  retries ${webhook.retry_attempts}`,
+    `health:    success ${health.success_rate === null ? 'n/a' : `${Math.round(health.success_rate * 100)}%`} (${health.delivered} ok, ${health.failed} failed), streak ${health.consecutive_failures}, last ${health.last_status ?? 'none'}, last success ${health.last_success_at ?? 'never'}`,
+    'recent deliveries:',
+  ]
+  if (recent.length === 0) lines.push('  none')
+  for (const delivery of recent) {
+    lines.push(`  ${delivery.status.padEnd(10)} ${delivery.id} ${delivery.created_at}`)
+    for (const attempt of delivery.attempts) {
+      lines.push(`    #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error ?? '-'} ${attempt.duration_ms}ms ${attempt.outcome}`)
+    }
+  }
+  return lines.join('\n')
+}

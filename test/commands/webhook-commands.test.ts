@@ -1,0 +1,87 @@
+import {expect} from 'chai'
+
+import {postJson} from '../helpers/api.js'
+import {backends} from '../helpers/backends.js'
+import {runCli, runCliJson} from '../helpers/cli.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {Receiver} from '../helpers/receiver.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+describe('webhook and delivery commands', function () {
+  let daemon: TestDaemon
+  let receiver: Receiver
+  let tenant: TestTenant
+  let webhookId: string
+  let deliveryId: string
+  const backend = backends()[0]!
+  const env = () => ({...backend.env, LEADS_MASTER_KEY: 'ab'.repeat(32)})
+
+  before(async function () {
+    receiver = await new Receiver().start()
+    daemon = await startTestDaemon(backend, {worker: {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    tenant = await newTenant(daemon.services)
+    webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0, description: 'cli test'})).webhook.id
+    receiver.reply({status: 500, body: 'boom'})
+    const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Cli'})
+    await receiver.waitFor(1)
+    const [row] = await daemon.services.db('deliveries').where({webhook_id: webhookId})
+    deliveryId = row.id
+    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(created.status).to.equal(201)
+  })
+  after(async function () {
+    await daemon.stop()
+    await receiver.stop()
+  })
+
+  it('webhooks list shows state and streak, never a secret', async function () {
+    const output = await runCliJson(['webhooks', 'list', '--customer', tenant.customer.id], env())
+    expect(output.webhooks).to.have.length(1)
+    expect(output.webhooks[0]).to.include({id: webhookId, is_active: true, consecutive_failures: 1, description: 'cli test'})
+    expect(JSON.stringify(output)).not.to.include('svc_whsec_')
+  })
+
+  it('webhooks inspect reports config, health and each attempt, as JSON and as text', async function () {
+    const output = await runCliJson(['webhooks', 'inspect', webhookId], env())
+    expect(output.webhook.id).to.equal(webhookId)
+    expect(output.health).to.include({success_rate: 0, delivered: 0, failed: 1, consecutive_failures: 1, last_status: '500'})
+    expect(output.recent[0]).to.include({id: deliveryId, status: 'failed'})
+    expect(output.recent[0].attempts[0]).to.include({attempt: 1, status_code: 500, outcome: 'retry', response_snippet: 'boom'})
+    const text = await runCli(['webhooks', 'inspect', webhookId], env())
+    expect(text.stdout).to.include(`${webhookId}  active`)
+    expect(text.stdout).to.include('health:    success 0% (0 ok, 1 failed), streak 1, last 500')
+    expect(text.stdout).to.match(new RegExp(`failed +${deliveryId}`))
+  })
+
+  it('deliveries list and show report the delivery with its attempts', async function () {
+    const listed = await runCliJson(['deliveries', 'list', '--webhook', webhookId, '--status', 'failed'], env())
+    expect(listed.deliveries.map((d: {id: string}) => d.id)).to.deep.equal([deliveryId])
+    const shown = await runCliJson(['deliveries', 'show', deliveryId], env())
+    expect(shown).to.include({id: deliveryId, status: 'failed', last_error: 'HTTP 500', webhook_id: webhookId})
+    expect(shown.attempts).to.have.length(1)
+  })
+
+  it('deliveries redeliver --webhook --failed queues it again, delivered by the running daemon', async function () {
+    const before = receiver.requests.length
+    const output = await runCliJson(['deliveries', 'redeliver', '--webhook', webhookId, '--failed'], env())
+    expect(output).to.deep.equal({redelivered: [deliveryId]})
+    await receiver.waitFor(before + 1)
+    expect(receiver.requests.at(-1)!.headers['x-service-delivery']).to.equal(deliveryId)
+    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
+    expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
+  })
+
+  it('webhooks disable and enable switch the webhook', async function () {
+    expect(await runCliJson(['webhooks', 'disable', webhookId], env())).to.include({is_active: false, disabled_reason: 'disabled by an operator'})
+    expect(await runCliJson(['webhooks', 'enable', webhookId], env())).to.include({is_active: true, disabled_reason: null})
+  })
+
+  it('answers unknown ids and missing arguments with one line', async function () {
+    const unknown = await runCli(['webhooks', 'inspect', 'wh_nope'], env())
+    expect(unknown.code).to.equal(1)
+    expect(unknown.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
+    const nothing = await runCli(['deliveries', 'redeliver'], env())
+    expect(nothing.code).to.equal(1)
+    expect(nothing.stderr).to.match(/^Error: give delivery ids, or --webhook WH_ID --failed/)
+  })
+})
