@@ -1,0 +1,112 @@
+/**
+ * Webhook delivery on MariaDB + Redis to a local HTTPS receiver that answers 200 at once:
+ * (1) latency from a single create's 201 to the first attempt arriving, daemon in role all;
+ * (2) throughput of one worker process (`leads daemon --role worker`) draining a backlog.
+ * Run: npm run bench:webhooks (needs LEADS_BENCH_MYSQL_URL and LEADS_BENCH_REDIS_URL).
+ */
+import {spawn} from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import type {AddressInfo} from 'node:net'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {startDaemon} from '../daemon/server.js'
+import {loadConfig} from '../src/config/config.js'
+import {createLogger} from '../src/log/logger.js'
+
+const LATENCY_SAMPLES = 500
+const BACKLOG = 10_000
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const MASTER_KEY = 'cd'.repeat(32)
+
+const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
+const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
+if (!mysqlUrl || !redisUrl) throw new Error('set LEADS_BENCH_MYSQL_URL and LEADS_BENCH_REDIS_URL')
+const env = {LEADS_DATABASE_URL: mysqlUrl, LEADS_REDIS_URL: redisUrl, LEADS_MASTER_KEY: MASTER_KEY, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost', LEADS_LOG_LEVEL: 'silent'}
+
+// The receiver: records when each lead's first delivery arrives.
+const arrivals = new Map<string, number>()
+let received = 0
+const tls = path.join(ROOT, 'test/fixtures/tls')
+const receiver = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
+  const chunks: Buffer[] = []
+  request.on('data', (chunk: Buffer) => chunks.push(chunk))
+  request.on('end', () => {
+    const at = performance.now()
+    received += 1
+    const leadId = (JSON.parse(Buffer.concat(chunks).toString()) as {lead: {id: string}}).lead.id
+    if (!arrivals.has(leadId)) arrivals.set(leadId, at)
+    response.writeHead(200).end('ok')
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const hookUrl = `https://localhost:${(receiver.address() as AddressInfo).port}/hook`
+
+const config = loadConfig({...env, LEADS_PORT: '0'})
+const agent = new http.Agent({keepAlive: true})
+function post(url: string, headers: Record<string, string>, body: unknown): Promise<{status: number; text: string}> {
+  const payload = JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}}, (response) => {
+      let text = ''
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+      response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
+    })
+    request.on('error', reject)
+    request.end(payload)
+  })
+}
+const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!
+
+// (1) Latency, one daemon doing both roles.
+const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, requireCurrentSchema: false})
+const customer = await daemon.services.customers.create({name: 'bench webhooks'})
+const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+await daemon.services.webhooks.create(customer.id, {url: hookUrl, event_types: ['lead.created']})
+const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
+const latencies: number[] = []
+for (let i = 0; i < LATENCY_SAMPLES; i++) {
+  const response = await post(`${daemon.url}/api/agents/crm/leads`, headers, {contact_email: `latency-${Date.now()}-${i}@example.org`})
+  const answeredAt = performance.now()
+  if (response.status !== 201) throw new Error(response.text)
+  const leadId = (JSON.parse(response.text) as {lead: {id: string}}).lead.id
+  while (!arrivals.has(leadId)) await new Promise((resolve) => setImmediate(resolve))
+  latencies.push(arrivals.get(leadId)! - answeredAt)
+}
+await daemon.stop()
+
+// (2) Throughput: an API-only daemon builds a backlog, then one worker process drains it.
+const api = await startDaemon(config, createLogger('silent'), {role: 'api', requireCurrentSchema: false})
+const backlogStart = Date.now()
+let next = 0
+await Promise.all(
+  Array.from({length: 16}, async () => {
+    while (next < BACKLOG) {
+      const i = next++
+      const response = await post(`${api.url}/api/agents/crm/leads`, headers, {contact_email: `backlog-${backlogStart}-${i}@example.org`})
+      if (response.status !== 201) throw new Error(response.text)
+    }
+  }),
+)
+const pendingQuery = () => api.services.db('deliveries').where({customer_id: customer.id}).whereIn('status', ['pending', 'delivering']).count({n: '*'})
+const receivedBefore = received
+const started = performance.now()
+const worker = spawn(process.execPath, [path.join(ROOT, 'bin/run.js'), 'daemon', '--role', 'worker'], {env: {...process.env, ...env}, stdio: 'inherit'})
+for (;;) {
+  const [row] = (await pendingQuery()) as Array<{n: number | string}>
+  if (Number(row?.n) === 0) break
+  await new Promise((resolve) => setTimeout(resolve, 50))
+}
+const seconds = (performance.now() - started) / 1000
+worker.kill('SIGTERM')
+await new Promise((resolve) => worker.once('exit', resolve))
+await api.stop()
+receiver.close()
+agent.destroy()
+
+console.log('Webhook delivery on MariaDB + Redis to a local HTTPS receiver answering 200 at once')
+console.log(`201 -> first attempt arrives (${LATENCY_SAMPLES} sequential creates, daemon role all):`)
+console.log(`  p50 ${pct(latencies, 0.5).toFixed(1)} ms   p99 ${pct(latencies, 0.99).toFixed(1)} ms   max ${pct(latencies, 1).toFixed(1)} ms   (bars: p50 < 50, p99 < 250)`)
+console.log(`one worker process draining ${BACKLOG} deliveries: ${seconds.toFixed(2)} s, ${((received - receivedBefore) / seconds).toFixed(0)} deliveries/s (bar: >= 500)`)
