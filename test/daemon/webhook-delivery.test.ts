@@ -1,7 +1,8 @@
 import {expect} from 'chai'
+import nock from 'nock'
 
 import {postJson} from '../helpers/api.js'
-import {forEachBackend} from '../helpers/backends.js'
+import {backends, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -230,5 +231,35 @@ describe('webhook delivery', function () {
         await apiOnly.stop()
       }
     })
+  })
+})
+
+describe('webhook delivery to a host whose DNS answer changes after registration', function () {
+  it('blocks the attempt at connect time and fails the delivery without retrying', async function () {
+    let answer = '93.184.216.34'
+    const lookup = async () => [{address: answer, family: 4 as const}]
+    const daemon = await startTestDaemon(backends()[0]!, {lookup, worker: {baseDelayMs: 5, maxDelayMs: 20}})
+    // nock blocks non-loopback names before any lookup; let this one through to our guard.
+    nock.enableNetConnect((host) => host.startsWith('rebind.example.com') || /^(127\.0\.0\.1|localhost)(:\d+)?$/.test(host))
+    try {
+      const tenant = await newTenant(daemon.services)
+      await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://rebind.example.com/hook', event_types: ['lead.created'], retry_attempts: 3})
+      answer = '127.0.0.1'
+      const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Rebound'})
+      const [row] = await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', created.body.lead.id).select('deliveries.id')
+      let done = await daemon.services.deliveries.show(row.id)
+      for (let i = 0; i < 200 && !['failed', 'succeeded'].includes(done.status); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25))
+        done = await daemon.services.deliveries.show(row.id)
+      }
+      expect(done.status).to.equal('failed')
+      expect(done.attempts).to.have.length(1)
+      expect(done.attempts[0]).to.include({outcome: 'terminal', statusCode: null})
+      expect(done.attempts[0]!.error).to.match(/no public address \(127\.0\.0\.1\)/)
+    } finally {
+      nock.disableNetConnect()
+      nock.enableNetConnect((host) => /^(127\.0\.0\.1|localhost|\[::1\]|::1)(:\d+)?$/.test(host))
+      await daemon.stop()
+    }
   })
 })

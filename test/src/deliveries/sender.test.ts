@@ -1,0 +1,59 @@
+import {expect} from 'chai'
+import nock from 'nock'
+
+import {DeliverySender, RESPONSE_SNIPPET_BYTES} from '../../../src/deliveries/sender.js'
+import {signatureFor} from '../../../src/deliveries/signing.js'
+
+const publicLookup = async () => [{address: '93.184.216.34', family: 4 as const}]
+
+describe('DeliverySender', function () {
+  const sender = new DeliverySender({allowHosts: [], lookup: publicLookup})
+  const send = (url = 'https://hooks.example.com/in', timeoutMs = 1000) =>
+    sender.send({url, body: '{"event":"lead.created"}', headers: {'content-type': 'application/json', 'x-service-delivery': 'd-1'}, timeoutMs})
+
+  afterEach(function () {
+    nock.cleanAll()
+  })
+  after(function () {
+    sender.close()
+  })
+
+  it('POSTs the body and headers and keeps the first 1 KiB of the answer', async function () {
+    const scope = nock('https://hooks.example.com', {reqheaders: {'x-service-delivery': 'd-1', 'content-type': 'application/json'}})
+      .post('/in', '{"event":"lead.created"}')
+      .reply(202, 'x'.repeat(5000))
+    const result = await send()
+    expect(result).to.include({kind: 'response', statusCode: 202})
+    expect(result.kind === 'response' && result.snippet).to.equal('x'.repeat(RESPONSE_SNIPPET_BYTES))
+    expect(scope.isDone()).to.equal(true)
+  })
+
+  it('reports a timeout when no answer comes within timeoutMs', async function () {
+    nock('https://hooks.example.com').post('/in').delay(500).reply(200, 'late')
+    const result = await send(undefined, 100)
+    expect(result.kind).to.equal('timeout')
+  })
+
+  it('reports network errors with their code', async function () {
+    // A real refused connection: an allowed loopback host on a port nothing listens on.
+    const local = new DeliverySender({allowHosts: ['localhost'], lookup: async () => [{address: '127.0.0.1', family: 4}]})
+    const result = await local.send({url: 'https://localhost:1/in', body: '{}', headers: {}, timeoutMs: 1000})
+    local.close()
+    expect(result).to.include({kind: 'network'})
+    expect(result.kind !== 'response' && result.error).to.match(/^ECONNREFUSED/)
+  })
+
+  it('blocks a private IP literal before any request is made', async function () {
+    const scope = nock('https://10.0.0.7').post('/in').reply(200)
+    const result = await send('https://10.0.0.7/in')
+    expect(result.kind).to.equal('blocked')
+    expect(scope.isDone()).to.equal(false)
+  })
+})
+
+describe('signatureFor', function () {
+  it('is HMAC-SHA256 over "<timestamp>.<body>" keyed with the whole secret string', function () {
+    // Computed independently: printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac 'svc_whsec_00'
+    expect(signatureFor('svc_whsec_00', 1_700_000_000, '{"a":1}')).to.equal('sha256=baec3e0471f4c7286879e90ed875f02cc559e4efad690c83e8204aaaa6c060b6')
+  })
+})
