@@ -3,7 +3,8 @@ import {Flags} from '@oclif/core'
 import {DELIVERY_STATUSES} from '../../src/deliveries/delivery-types.js'
 import {renderTable} from '../../src/ui/render.js'
 import {BaseCommand} from '../_shared/base-command.js'
-import {DELIVERY_COLUMNS, type DeliveryOutput, deliveryOutput} from '../_shared/webhook-output.js'
+import {type DeliveryReport, deliveryReport} from '../../src/webhooks/webhook-report.js'
+import {DELIVERY_COLUMNS} from '../_shared/webhook-output.js'
 
 export default class DeliveriesList extends BaseCommand {
   static override description = 'List recent webhook deliveries, newest first'
@@ -13,9 +14,9 @@ export default class DeliveriesList extends BaseCommand {
     limit: Flags.integer({description: 'how many', default: 50, min: 1, max: 1000}),
   }
 
-  async run(): Promise<{deliveries: DeliveryOutput[]}> {
+  async run(): Promise<{deliveries: DeliveryReport[]}> {
     const {flags} = await this.parse(DeliveriesList)
-    const deliveries = (await this.withServices((services) => services.deliveries.list({webhookId: flags.webhook, status: flags.status, limit: flags.limit}))).map(deliveryOutput)
+    const deliveries = (await this.withServices((services) => services.deliveries.list({webhookId: flags.webhook, status: flags.status, limit: flags.limit}))).map(deliveryReport)
     if (!this.jsonEnabled()) await renderTable(DELIVERY_COLUMNS, deliveries, 'No deliveries.', this.interactive)
     return {deliveries}
   }

@@ -1,15 +1,15 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../_shared/base-command.js'
-import {type WebhookOutput, webhookOutput} from '../_shared/webhook-output.js'
+import {type WebhookReport, webhookReport} from '../../src/webhooks/webhook-report.js'
 
 export default class WebhooksDisable extends BaseCommand {
   static override description = 'Turn a webhook off; new events are not delivered and pending deliveries are cancelled when picked up'
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
 
-  async run(): Promise<WebhookOutput> {
+  async run(): Promise<WebhookReport> {
     const {args} = await this.parse(WebhooksDisable)
-    const webhook = webhookOutput(await this.withServices((services) => services.webhooks.setActive(args.webhookId, false)))
+    const webhook = webhookReport(await this.withServices((services) => services.webhooks.setActive(args.webhookId, false)))
     this.log(`Webhook ${webhook.id} is now ${webhook.is_active ? 'active' : 'disabled'}.`)
     return webhook
   }

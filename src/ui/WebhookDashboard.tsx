@@ -1,34 +1,6 @@
 import {Box, Text} from 'ink'
 
-/** What `leads webhooks inspect` shows: config, health and recent deliveries with attempts. */
-export interface WebhookInspection {
-  webhook: {
-    id: string
-    customer_id: string
-    url: string
-    event_types: string[]
-    is_active: boolean
-    disabled_reason: string | null
-    timeout_seconds: number
-    retry_attempts: number
-    description: string | null
-  }
-  health: {
-    success_rate: number | null
-    delivered: number
-    failed: number
-    consecutive_failures: number
-    last_status: string | null
-    last_success_at: string | null
-    failing_since: string | null
-  }
-  recent: Array<{
-    id: string
-    status: string
-    created_at: string
-    attempts: Array<{attempt: number; started_at: string; duration_ms: number; status_code: number | null; error: string | null; outcome: string}>
-  }>
-}
+import type {WebhookInspection} from '../webhooks/webhook-report.js'
 
 const STATUS_COLOR: Record<string, string> = {pending: 'yellow', delivering: 'cyan', succeeded: 'green', failed: 'red', cancelled: 'gray'}
 

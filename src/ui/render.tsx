@@ -2,7 +2,8 @@ import {render} from 'ink'
 
 import {SecretOnce, type SecretOnceProps} from './SecretOnce.js'
 import {Table} from './Table.js'
-import {formatWebhookInspection, WebhookDashboard, type WebhookInspection} from './WebhookDashboard.js'
+import type {WebhookInspection} from '../webhooks/webhook-report.js'
+import {formatWebhookInspection, WebhookDashboard} from './WebhookDashboard.js'
 import {type Column, formatTable} from './table-layout.js'
 
 export type {Column}

@@ -4,6 +4,7 @@ import {render} from 'ink-testing-library'
 import {SecretOnce} from '../../../src/ui/SecretOnce.js'
 import {Table} from '../../../src/ui/Table.js'
 import {formatTable} from '../../../src/ui/table-layout.js'
+import type {WebhookInspection} from '../../../src/webhooks/webhook-report.js'
 
 // eslint-disable-next-line no-control-regex
 const stripAnsi = (text: string) => text.replace(/\u001B\[[0-9;]*m/g, '')
@@ -49,10 +50,21 @@ describe('views', function () {
 describe('WebhookDashboard', function () {
   it('shows config, health and each attempt', async function () {
     const {WebhookDashboard} = await import('../../../src/ui/WebhookDashboard.js')
-    const data = {
-      webhook: {id: 'wh_1', customer_id: 'c1', url: 'https://hooks.example.com/x', event_types: ['lead.created'], is_active: false, disabled_reason: 'every delivery failed for 5 days', timeout_seconds: 10, retry_attempts: 5, description: null},
+    const data: WebhookInspection = {
+      webhook: {
+        id: 'wh_1', customer_id: 'c1', url: 'https://hooks.example.com/x', event_types: ['lead.created'], is_active: false,
+        disabled_reason: 'every delivery failed for 5 days', timeout_seconds: 10, retry_attempts: 5, description: null,
+        consecutive_failures: 3, failing_since: null, last_success_at: null, last_failure_at: null,
+        created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z',
+      },
       health: {success_rate: 0.5, delivered: 1, failed: 1, consecutive_failures: 3, last_status: '500', last_success_at: null, failing_since: null},
-      recent: [{id: 'd1', status: 'failed', created_at: '2026-11-22T00:00:00.000Z', attempts: [{attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry'}]}],
+      recent: [
+        {
+          id: 'd1', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e1', status: 'failed', attempts_made: 1, last_error: 'HTTP 500',
+          created_at: '2026-11-22T00:00:00.000Z', completed_at: null,
+          attempts: [{attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry', response_snippet: null}],
+        },
+      ],
     }
     const frame = stripAnsi(render(<WebhookDashboard data={data} />).lastFrame() ?? '')
     expect(frame).to.include('wh_1 disabled: every delivery failed for 5 days')
