@@ -1,5 +1,8 @@
 import {render} from 'ink'
 
+import type {PullProgress as Progress} from '../client/pull.js'
+import {PullProgress} from './PullProgress.js'
+
 import {SecretOnce, type SecretOnceProps} from './SecretOnce.js'
 import {Table} from './Table.js'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
@@ -39,6 +42,16 @@ export async function renderWebhookInspection(data: WebhookInspection, interacti
     return
   }
   await renderOnce(<WebhookDashboard data={data} />)
+}
+
+/** A live progress line on stderr; returns the function that updates it and the one that ends it. */
+export function renderPullProgress(): {update(progress: Progress): void; done(): void} {
+  const initial: Progress = {pages: 0, leads: 0, rateLimit: null, position: null, caughtUp: false}
+  const instance = render(<PullProgress progress={initial} />, {stdout: process.stderr, patchConsole: false})
+  return {
+    update: (progress) => instance.rerender(<PullProgress progress={progress} />),
+    done: () => instance.unmount(),
+  }
 }
 
 async function renderOnce(element: React.ReactElement): Promise<void> {

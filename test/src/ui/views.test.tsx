@@ -73,3 +73,13 @@ describe('WebhookDashboard', function () {
     expect(frame).to.include('#1 2026-11-22T00:00:01.000Z 500 12ms retry')
   })
 })
+
+describe('PullProgress', function () {
+  it('shows pages, leads, the rate-limit budget and the position', async function () {
+    const {PullProgress} = await import('../../../src/ui/PullProgress.js')
+    const progress = {pages: 12, leads: 1200, rateLimit: {limit: 60, remaining: 48, resetSeconds: 30}, position: '2026-11-22T00:00:00.000Z', caughtUp: false}
+    expect(stripAnsi(render(<PullProgress progress={progress} />).lastFrame() ?? '')).to.equal('pulling  12 pages · 1,200 leads  rate limit 48/60  at 2026-11-22T00:00:00.000Z')
+    const done = stripAnsi(render(<PullProgress progress={{...progress, caughtUp: true, rateLimit: null}} />).lastFrame() ?? '')
+    expect(done).to.equal('up to date  12 pages · 1,200 leads  rate limit n/a  at 2026-11-22T00:00:00.000Z')
+  })
+})

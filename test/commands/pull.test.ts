@@ -1,0 +1,175 @@
+import {spawn} from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+import {expect} from 'chai'
+import {parse} from 'csv-parse/sync'
+
+import {LeadsApiClient} from '../../src/client/api-client.js'
+import {LeadWriter} from '../../src/client/lead-writer.js'
+import {pullLeads} from '../../src/client/pull.js'
+import {postJson} from '../helpers/api.js'
+import {backends} from '../helpers/backends.js'
+import {CLI, runCli} from '../helpers/cli.js'
+import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+const LEADS = 250
+const idsOf = (ndjson: string) => ndjson.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as {id: string}).id)
+
+describe('leads pull', function () {
+  let daemon: TestDaemon
+  let tenant: TestTenant
+  let dir: string
+  let stateFile: string
+  let allIds: string[]
+  const env = (token = tenant.token) => ({LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: token, LEADS_CUSTOMER_ID: tenant.customer.id})
+
+  before(async function () {
+    daemon = await startTestDaemon(backends()[0]!, {limitsCacheTtlMs: 0})
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-pull-'))
+  })
+  beforeEach(async function () {
+    tenant = await newTenant(daemon.services, undefined, {roomy: true})
+    const base = Date.now() - LEADS * 1000
+    const leads = Array.from({length: LEADS}, (_, i) =>
+      leadRecord(tenant, {contactName: `Pulled ${i}`, contactEmail: `pulled${i}@example.org`, createdAt: base + i * 1000, updatedAt: base + i * 1000}),
+    )
+    await insertLeads(daemon.services, leads)
+    allIds = leads.map((lead) => lead.id)
+    stateFile = path.join(dir, `${tenant.customer.id}.json`)
+  })
+  after(async function () {
+    await daemon.stop()
+    fs.rmSync(dir, {recursive: true, force: true})
+  })
+
+  it('writes every lead as NDJSON, saves its place, and next time writes only what changed', async function () {
+    const first = await runCli(['pull', '--state', stateFile], env())
+    expect(first.code, first.stderr).to.equal(0)
+    expect(first.stderr).to.equal('')
+    expect(idsOf(first.stdout)).to.deep.equal(allIds)
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
+    expect(state).to.include({cursor: null, last_id: allIds.at(-1), leads_pulled: LEADS, customer_id: tenant.customer.id})
+
+    expect((await runCli(['pull', '--state', stateFile], env())).stdout).to.equal('')
+    await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled7@example.org', contact_name: 'Renamed'})
+    const third = await runCli(['pull', '--state', stateFile], env())
+    const changed = third.stdout.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
+    expect(changed).to.have.length(1)
+    expect(changed[0]).to.include({id: allIds[7], contact_name: 'Renamed'})
+  })
+
+  it('starts at --since on a first run', async function () {
+    const since = new Date(Date.now() - 10_500).toISOString()
+    const result = await runCli(['pull', '--state', stateFile, '--since', since], env())
+    expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
+  })
+
+  it('resumes after being killed between pages, with no lead missing', async function () {
+    // Three pages a minute: the run is parked on a 429 when it is killed.
+    await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 3})
+    const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--page-size', '40'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
+    let firstRun = ''
+    child.stdout.on('data', (chunk: Buffer) => (firstRun += chunk.toString()))
+    for (let i = 0; i < 200 && idsOf(firstRun).length < 120; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+    expect(idsOf(firstRun)).to.deep.equal(allIds.slice(0, 120))
+
+    await daemon.services.rateLimits.clear({type: 'key', id: tenant.key.id})
+    const second = await runCli(['pull', '--state', stateFile, '--page-size', '40'], env())
+    expect(second.code).to.equal(0)
+    const seen = new Set([...idsOf(firstRun), ...idsOf(second.stdout)])
+    expect(seen.size).to.equal(LEADS)
+    expect(idsOf(second.stdout)[0]).to.equal(allIds[120])
+  })
+
+  it('waits out a 429 for Retry-After and goes on', async function () {
+    await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1})
+    const waits: number[] = []
+    const client = new LeadsApiClient({
+      baseUrl: daemon.url,
+      token: tenant.token,
+      customerId: tenant.customer.id,
+      // Instead of waiting a minute, "time passes" by lifting the limit.
+      sleep: async (ms) => {
+        waits.push(ms)
+        await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1000})
+      },
+    })
+    let output = ''
+    const summary = await pullLeads(client, {
+      baseUrl: daemon.url,
+      customerId: tenant.customer.id,
+      stateFile,
+      pageSize: 100,
+      follow: false,
+      intervalMs: 0,
+      writer: new LeadWriter('ndjson', async (text) => void (output += text)),
+    })
+    expect(waits).to.have.length(1)
+    expect(waits[0]).to.be.within(1000, 60_000)
+    expect(summary.leads).to.equal(LEADS)
+    expect(idsOf(output)).to.deep.equal(allIds)
+  })
+
+  it('picks up a lead updated while it pages, writing it again with its new values', async function () {
+    let output = ''
+    const client = new LeadsApiClient({baseUrl: daemon.url, token: tenant.token, customerId: tenant.customer.id})
+    let changed = false
+    await pullLeads(client, {
+      baseUrl: daemon.url,
+      customerId: tenant.customer.id,
+      stateFile,
+      pageSize: 50,
+      follow: false,
+      intervalMs: 0,
+      writer: new LeadWriter('ndjson', async (text) => void (output += text)),
+      onProgress: async () => {
+        if (changed) return
+        changed = true
+        await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled3@example.org', contact_name: 'Changed mid-run'})
+      },
+    })
+    const leads = output.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
+    expect(new Set(leads.map((lead) => lead.id)).size).to.equal(LEADS)
+    const copies = leads.filter((lead) => lead.id === allIds[3])
+    expect(copies.map((lead) => lead.contact_name)).to.deep.equal(['Pulled 3', 'Changed mid-run'])
+  })
+
+  it('writes one JSON array with --format json and CSV with a header with --format csv', async function () {
+    const json = await runCli(['pull', '--state', stateFile, '--format', 'json'], env())
+    expect((JSON.parse(json.stdout) as Array<{id: string}>).map((lead) => lead.id)).to.deep.equal(allIds)
+    fs.rmSync(stateFile)
+    const csv = await runCli(['pull', '--state', stateFile, '--format', 'csv'], env())
+    const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
+    expect(rows).to.have.length(LEADS)
+    expect(rows[0]).to.include({id: allIds[0], contact_name: 'Pulled 0', stage_slug: 'new', custom_fields: '{}'})
+  })
+
+  it('keeps polling with --follow and exits 0 on SIGINT', async function () {
+    const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--follow', '--interval', '1s'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    for (let i = 0; i < 200 && idsOf(output).length < LEADS; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Arrived later'})
+    for (let i = 0; i < 200 && !output.includes(created.body.lead.id); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    expect(output).to.include(created.body.lead.id)
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    child.kill('SIGINT')
+    expect(await exited).to.equal(0)
+  })
+
+  it('refuses --follow with --format json as a usage error, and a bad token with one line', async function () {
+    const usage = await runCli(['pull', '--follow', '--format', 'json'], env())
+    expect(usage.code).to.equal(2)
+    const denied = await runCli(['pull', '--state', stateFile], env('svc_' + '0'.repeat(64)))
+    expect(denied.code).to.equal(1)
+    expect(denied.stderr).to.match(/^Error: Invalid, revoked or expired API token\. .*\(hint: check LEADS_API_TOKEN/)
+    expect(denied.stdout).to.equal('')
+  })
+})
