@@ -11,6 +11,8 @@ import {createApp} from './app.js'
 const LAST_USED_FLUSH_MS = 15_000
 /** How often Idempotency-Key records past their 24 h are deleted. */
 const IDEMPOTENCY_PURGE_MS = 10 * 60_000
+/** How long open connections get to finish their request once the daemon stops listening. */
+const CONNECTION_DRAIN_MS = 3000
 /** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000
 
@@ -91,6 +93,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
         await new Promise<void>((resolve) => {
           server.close(() => resolve())
           server.closeIdleConnections()
+          // A client that never finishes its request (an upload cut off by a 413) must not hold shutdown.
+          setTimeout(() => server.closeAllConnections(), CONNECTION_DRAIN_MS).unref()
         })
         await worker?.stop()
         await services.close()

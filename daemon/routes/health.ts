@@ -1,9 +1,10 @@
 import Router from '@koa/router'
 
+import {openApiDocument} from '../../src/openapi/openapi-document.js'
 import type {Services} from '../../src/services.js'
 import type {AppContext, AppState} from '../context.js'
 
-/** /healthz (the process answers) and /readyz (database and Redis answer); no auth, no rate limit. */
+/** /healthz (the process answers), /readyz (database and Redis answer) and /openapi.json; no auth, no rate limit. */
 export function healthRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>()
   router.get('/healthz', (ctx: AppContext) => {
@@ -14,6 +15,11 @@ export function healthRoutes(services: Services): Router<AppState> {
     const ready = checks.database && checks.redis !== false
     ctx.status = ready ? 200 : 503
     ctx.body = {status: ready ? 'ready' : 'unavailable', checks}
+  })
+  const document = JSON.stringify(openApiDocument())
+  router.get('/openapi.json', (ctx: AppContext) => {
+    ctx.type = 'application/json'
+    ctx.body = document
   })
   return router
 }

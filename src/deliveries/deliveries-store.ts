@@ -121,6 +121,13 @@ export class DeliveriesStore {
     await query.update({status, completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: lastError?.slice(0, LAST_ERROR_MAX) ?? null})
   }
 
+  /** Gives a delivery this worker holds back to the pool (the worker is stopping), due at once. */
+  async release(id: string, workerId: string, now: number): Promise<void> {
+    await this.db('deliveries')
+      .where({id, claimed_by: workerId, status: 'delivering'})
+      .update({status: 'pending', claimed_by: null, claimed_until: null, next_attempt_at: now, dispatched_at: null, updated_at: now})
+  }
+
   /** Hands deliveries whose worker died back to the pool. */
   async releaseExpiredLeases(now: number): Promise<number> {
     return this.db('deliveries').where('status', 'delivering').andWhere('claimed_until', '<', now).update({status: 'pending', claimed_by: null, claimed_until: null, updated_at: now})

