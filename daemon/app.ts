@@ -6,6 +6,7 @@ import type {AppState} from './context.js'
 import {identifyCaller, requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
 import {jsonBody} from './middleware/json-body.js'
+import {recordMetrics} from './middleware/metrics.js'
 import {rateLimit} from './middleware/rate-limit.js'
 import {requestContext} from './middleware/request-context.js'
 import {healthRoutes} from './routes/health.js'
@@ -26,10 +27,11 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   api.use(webhookRoutes(services).routes())
 
   app.use(requestContext(logger))
+  app.use(recordMetrics(services.metrics))
   app.use(errorEnvelope)
   app.use(health.routes())
   app.use(identifyCaller(services.keyAuthenticator))
-  app.use(rateLimit(services.limiter, services.rateLimits))
+  app.use(rateLimit(services.limiter, services.rateLimits, services.metrics))
   app.use(requireAuthentication)
   app.use(jsonBody())
   app.use(api.routes())

@@ -16,6 +16,7 @@ import {EventsStore} from './events/events-store.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
 import {IdempotencyStore} from './idempotency/idempotency-store.js'
 import {createLogger, type Logger} from './log/logger.js'
+import {Metrics} from './metrics/metrics.js'
 import {RateLimitService} from './ratelimit/ratelimit-service.js'
 import {RateLimitStore} from './ratelimit/ratelimit-store.js'
 import {RequestLimiter} from './ratelimit/request-limiter.js'
@@ -46,6 +47,7 @@ export interface Services {
   readonly idempotency: IdempotencyService
   readonly rateLimits: RateLimitService
   readonly limiter: RequestLimiter
+  readonly metrics: Metrics
   readonly webhooks: WebhooksService
   readonly deliveries: DeliveriesService
   /** A delivery worker on this process's queue; the daemon starts one unless its role is api. */
@@ -102,6 +104,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const queue: DispatchQueue = redis ? new RedisStreamQueue(redis, consumer, 60_000, options.logger) : new MemoryQueue()
   const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
+  const metrics = new Metrics(deliveriesStore, clock)
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
   const keys = new KeysService(keysStore, customers, clock)
@@ -118,6 +121,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     idempotency: new IdempotencyService(new IdempotencyStore(db), clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
     limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),
+    metrics,
     webhooks,
     deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, clock),
     createWorker: (workerOptions = {}) =>
@@ -130,6 +134,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
           sender: new DeliverySender(targets),
           queue,
           logger: options.logger ?? createLogger('silent'),
+          metrics,
         },
         {clock, ...workerOptions},
       ),

@@ -1,5 +1,6 @@
 import type {Next} from 'koa'
 
+import type {Metrics} from '../../src/metrics/metrics.js'
 import type {RateLimitService} from '../../src/ratelimit/ratelimit-service.js'
 import type {Bucket, RateDecision, RequestLimiter} from '../../src/ratelimit/request-limiter.js'
 import {RateLimitError} from '../../src/shared/errors.js'
@@ -12,10 +13,11 @@ const BULK_PATH = '/api/agents/crm/leads/bulk'
  * when it has no valid key; internal keys are exempt. The RateLimit headers are set before
  * anything else can fail, so every response carries them; a refusal is a 429 with Retry-After.
  */
-export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService) {
+export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService, metrics: Metrics) {
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const key = ctx.state.key
     let decision: RateDecision
+    const bucket = key ? bucketOf(ctx) : 'anonymous'
     if (!key) decision = await limiter.consumeAnonymous(ctx.ip)
     else if (key.internal) decision = limiter.internalDecision()
     else decision = await limiter.consumeKey(key.id, bucketOf(ctx), await rateLimits.limitsFor(key))
@@ -24,6 +26,7 @@ export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService)
     ctx.set('RateLimit-Remaining', String(decision.remaining))
     ctx.set('RateLimit-Reset', String(decision.resetSeconds))
     if (!decision.allowed) {
+      metrics.rateLimited.inc({bucket})
       ctx.set('Retry-After', String(decision.resetSeconds))
       throw new RateLimitError()
     }

@@ -4,7 +4,7 @@ import {openApiDocument} from '../../src/openapi/openapi-document.js'
 import type {Services} from '../../src/services.js'
 import type {AppContext, AppState} from '../context.js'
 
-/** /healthz (the process answers), /readyz (database and Redis answer) and /openapi.json; no auth, no rate limit. */
+/** /healthz, /readyz, /openapi.json and (with LEADS_METRICS=1) /metrics: no auth, no rate limit. */
 export function healthRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>()
   router.get('/healthz', (ctx: AppContext) => {
@@ -16,6 +16,12 @@ export function healthRoutes(services: Services): Router<AppState> {
     ctx.status = ready ? 200 : 503
     ctx.body = {status: ready ? 'ready' : 'unavailable', checks}
   })
+  if (services.config.metricsEnabled) {
+    router.get('/metrics', async (ctx: AppContext) => {
+      ctx.type = services.metrics.registry.contentType
+      ctx.body = await services.metrics.registry.metrics()
+    })
+  }
   const document = JSON.stringify(openApiDocument())
   router.get('/openapi.json', (ctx: AppContext) => {
     ctx.type = 'application/json'

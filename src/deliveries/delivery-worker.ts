@@ -5,6 +5,7 @@ import pRetry, {AbortError} from 'p-retry'
 
 import type {EventsStore} from '../events/events-store.js'
 import type {Logger} from '../log/logger.js'
+import type {Metrics} from '../metrics/metrics.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
 import {AUTO_DISABLE_AFTER_MS} from '../webhooks/webhook-types.js'
@@ -37,6 +38,7 @@ interface Dependencies {
   sender: DeliverySender
   queue: DispatchQueue
   logger: Logger
+  metrics?: Metrics
 }
 
 /** Why an attempt ended the delivery at once (3xx, SSRF block), carried through p-retry. */
@@ -178,12 +180,14 @@ export class DeliveryWorker {
         },
       )
       await deliveries.finish(deliveryId, workerId, 'succeeded', this.clock.now(), null)
+      this.deps.metrics?.deliveries.inc({outcome: 'succeeded'})
       await webhooks.recordSuccess(webhook.id, this.clock.now())
     } catch (error) {
       if (error instanceof LostClaim) return
       if (this.stopping.signal.aborted) return deliveries.release(deliveryId, workerId, this.clock.now())
       if (!(error instanceof TerminalAttempt || error instanceof RetryableAttempt)) throw error
       await deliveries.finish(deliveryId, workerId, 'failed', this.clock.now(), lastError)
+      this.deps.metrics?.deliveries.inc({outcome: 'failed'})
       const health = await webhooks.recordFailure(webhook.id, this.clock.now())
       if (health?.isActive && health.failingSince !== null && this.clock.now() - health.failingSince >= AUTO_DISABLE_AFTER_MS) {
         await webhooks.update(health.customerId, health.id, {isActive: false, disabledReason: 'every delivery failed for 5 days', updatedAt: this.clock.now()})

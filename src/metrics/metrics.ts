@@ -1,0 +1,50 @@
+import {Counter, Gauge, Histogram, Registry} from 'prom-client'
+
+import type {DeliveriesStore} from '../deliveries/deliveries-store.js'
+import type {Clock} from '../shared/clock.js'
+
+/**
+ * The daemon's Prometheus metrics, in a registry of its own (so tests and several daemons in one
+ * process do not share counters). The delivery backlog gauges read the database when scraped.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>
+  readonly deliveries: Counter<'outcome'>
+  readonly rateLimited: Counter<'bucket'>
+
+  constructor(deliveriesStore: DeliveriesStore, clock: Clock) {
+    const registers = [this.registry]
+    this.httpRequests = new Counter({name: 'leads_http_requests_total', help: 'API requests by route and status', labelNames: ['method', 'route', 'status'], registers})
+    this.httpDuration = new Histogram({
+      name: 'leads_http_request_duration_seconds',
+      help: 'API request latency by route and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    })
+    this.deliveries = new Counter({name: 'leads_webhook_deliveries_total', help: 'Finished webhook deliveries by outcome', labelNames: ['outcome'], registers})
+    this.rateLimited = new Counter({name: 'leads_rate_limited_total', help: 'Requests refused with 429, by bucket', labelNames: ['bucket'], registers})
+    let backlog: Promise<{pending: number; oldestCreatedAt: number | null}> | null = null
+    // Both gauges come from one query per scrape.
+    const readBacklog = () => (backlog ??= deliveriesStore.backlog().finally(() => setTimeout(() => (backlog = null), 0)))
+    new Gauge({
+      name: 'leads_webhook_queue_depth',
+      help: 'Deliveries not finished yet (pending or being delivered)',
+      registers,
+      async collect() {
+        this.set((await readBacklog()).pending)
+      },
+    })
+    new Gauge({
+      name: 'leads_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest unfinished delivery; 0 when there is none',
+      registers,
+      async collect() {
+        const {oldestCreatedAt} = await readBacklog()
+        this.set(oldestCreatedAt === null ? 0 : (clock.now() - oldestCreatedAt) / 1000)
+      },
+    })
+  }
+}

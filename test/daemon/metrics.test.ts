@@ -1,0 +1,54 @@
+import {expect} from 'chai'
+
+import {postJson} from '../helpers/api.js'
+import {backends} from '../helpers/backends.js'
+import {newTenant} from '../helpers/fixtures.js'
+import {Receiver} from '../helpers/receiver.js'
+import {startTestDaemon} from '../helpers/test-daemon.js'
+
+describe('GET /metrics', function () {
+  const backend = backends()[0]!
+
+  it('is not served unless LEADS_METRICS=1', async function () {
+    const daemon = await startTestDaemon(backend)
+    try {
+      expect((await daemon.request('/metrics')).status).to.equal(401)
+    } finally {
+      await daemon.stop()
+    }
+  })
+
+  it('exposes request counts and latency by route, deliveries by outcome, the queue and rate-limit refusals', async function () {
+    const receiver = await new Receiver().start()
+    const daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0, worker: {baseDelayMs: 5, maxDelayMs: 10}}, {LEADS_METRICS: '1', LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    try {
+      const tenant = await newTenant(daemon.services)
+      await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
+      await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Measured'})
+      await receiver.waitFor(1)
+      await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 2})
+      await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
+      expect((await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(429)
+      for (let i = 0; i < 100 && (await daemon.services.db('deliveries').where({status: 'succeeded', customer_id: tenant.customer.id})).length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+
+      const response = await daemon.request('/metrics')
+      expect(response.status).to.equal(200)
+      expect(response.headers.get('content-type')).to.match(/^text\/plain/)
+      const text = response.text
+      expect(text).to.include('leads_http_requests_total{method="POST",route="/api/agents/crm/leads",status="201"} 1')
+      // Refused before routing (401, 429): no route template is known yet.
+      expect(text).to.include('leads_http_requests_total{method="GET",route="unmatched",status="429"} 1')
+      expect(text).to.match(/leads_http_request_duration_seconds_bucket\{le="0\.1",method="POST",route="\/api\/agents\/crm\/leads",status="201"\} 1/)
+      expect(text).to.include('leads_webhook_deliveries_total{outcome="succeeded"} 1')
+      expect(text).to.include('leads_rate_limited_total{bucket="default"} 1')
+      expect(text).to.match(/leads_webhook_queue_depth \d+/)
+      expect(text).to.match(/leads_webhook_oldest_pending_age_seconds [\d.]+/)
+      expect(text).not.to.include(tenant.token)
+    } finally {
+      await daemon.stop()
+      await receiver.stop()
+    }
+  })
+})
