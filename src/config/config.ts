@@ -28,6 +28,21 @@ export interface Config {
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite://./.leads/leads.db'
+
+/** Every environment variable loadConfig reads; the compose file and docs are checked against it. */
+export const CONFIG_VARIABLES = [
+  'LEADS_DATABASE_URL',
+  'LEADS_REDIS_URL',
+  'LEADS_HOST',
+  'LEADS_PORT',
+  'LEADS_MASTER_KEY',
+  'LEADS_WEBHOOK_ALLOW_HOSTS',
+  'LEADS_METRICS',
+  'LEADS_LOG_LEVEL',
+  'LEADS_BASE_URL',
+  'LEADS_API_TOKEN',
+  'LEADS_CUSTOMER_ID',
+] as const
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /**

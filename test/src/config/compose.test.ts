@@ -1,0 +1,58 @@
+import fs from 'node:fs'
+import path from 'node:path'
+
+import {expect} from 'chai'
+import {parse} from 'yaml'
+
+import {CONFIG_VARIABLES, loadConfig} from '../../../src/config/config.js'
+import {PROJECT_ROOT} from '../../helpers/cli.js'
+
+interface Service {
+  image?: string
+  build?: string
+  command?: string[]
+  environment?: Record<string, string>
+  depends_on?: Record<string, {condition: string}>
+  healthcheck?: {test: string[]}
+  deploy?: {replicas?: number}
+  restart?: string
+}
+
+describe('docker-compose.yml', function () {
+  const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), {merge: true}) as {services: Record<string, Service>}
+  const services = compose.services
+
+  it('runs MySQL 8, Redis 7, a one-shot migrate, two API replicas and a worker', function () {
+    expect(Object.keys(services)).to.have.members(['mysql', 'redis', 'migrate', 'api', 'worker'])
+    expect(services['mysql']!.image).to.match(/^mysql:8/)
+    expect(services['redis']!.image).to.match(/^redis:7/)
+    expect(services['migrate']!.command).to.deep.equal(['migrate'])
+    expect(services['migrate']!.restart).to.equal('no')
+    expect(services['api']!.command).to.deep.equal(['daemon', '--role', 'api'])
+    expect(services['api']!.deploy?.replicas).to.equal(2)
+    expect(services['worker']!.command).to.deep.equal(['daemon', '--role', 'worker'])
+  })
+
+  it('starts the daemons only after healthy stores and a finished migration', function () {
+    for (const name of ['api', 'worker']) {
+      expect(services[name]!.depends_on).to.deep.equal({
+        mysql: {condition: 'service_healthy'},
+        redis: {condition: 'service_healthy'},
+        migrate: {condition: 'service_completed_successfully'},
+      })
+    }
+    for (const name of ['mysql', 'redis', 'api']) expect(services[name]!.healthcheck?.test.length).to.be.greaterThan(1)
+  })
+
+  it('sets only variables the configuration module reads, and values it accepts', function () {
+    for (const name of ['migrate', 'api', 'worker']) {
+      const environment = services[name]!.environment ?? {}
+      for (const variable of Object.keys(environment)) expect(CONFIG_VARIABLES as readonly string[], `${name}: ${variable}`).to.include(variable)
+      const resolved = Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value.startsWith('${LEADS_MASTER_KEY') ? 'ab'.repeat(32) : value]))
+      const config = loadConfig(resolved)
+      expect(config.database.client).to.equal('mysql')
+      expect(config.redisUrl).to.equal('redis://redis:6379/0')
+    }
+    expect(loadConfig({...services['api']!.environment, LEADS_MASTER_KEY: 'ab'.repeat(32)}).host).to.equal('0.0.0.0')
+  })
+})
