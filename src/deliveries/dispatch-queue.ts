@@ -57,6 +57,7 @@ export class RedisStreamQueue implements DispatchQueue {
   /** Stream entry ids per delivery id, for XACK. */
   private readonly entries = new Map<string, string[]>()
   private reader: RedisClient | null = null
+  private groupReady = false
 
   constructor(
     private readonly redis: RedisClient,
@@ -103,8 +104,6 @@ export class RedisStreamQueue implements DispatchQueue {
     // A blocked XREADGROUP holds the connection; destroying it ends the wait at once.
     reader?.destroy()
   }
-
-  private groupReady = false
 
   private async ensureGroup(): Promise<void> {
     if (this.groupReady) return
