@@ -13,7 +13,7 @@ import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon, type TestResponse} from '../helpers/test-daemon.js'
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 /** Inlines `#/components/...` references so ajv can compile a response schema on its own. */
 function resolve(node: unknown, document: Json): unknown {

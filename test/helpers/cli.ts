@@ -23,7 +23,7 @@ export function runCli(args: string[], env: Record<string, string>, cwd = PROJEC
 }
 
 /** Runs a `--json` command that must succeed and returns its parsed output. */
-export async function runCliJson<T = any>(args: string[], env: Record<string, string>): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function runCliJson<T = any>(args: string[], env: Record<string, string>): Promise<T> {
   const result = await runCli([...args, '--json'], env)
   if (result.code !== 0) throw new Error(`leads ${args.join(' ')} exited ${result.code}: ${result.stderr}`)
   return JSON.parse(result.stdout) as T

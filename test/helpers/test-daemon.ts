@@ -8,7 +8,7 @@ import type {Backend} from './backends.js'
 export interface TestResponse {
   status: number
   headers: Headers
-  body: any // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON of any shape, asserted field by field
+  body: any // JSON of any shape, asserted field by field
   text: string
 }
 

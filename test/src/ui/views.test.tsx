@@ -6,7 +6,6 @@ import {Table} from '../../../src/ui/Table.js'
 import {formatTable} from '../../../src/ui/table-layout.js'
 import type {WebhookInspection} from '../../../src/webhooks/webhook-report.js'
 
-// eslint-disable-next-line no-control-regex
 const stripAnsi = (text: string) => text.replace(/\u001B\[[0-9;]*m/g, '')
 
 interface Row {
