@@ -263,3 +263,31 @@ describe('webhook delivery to a host whose DNS answer changes after registration
     }
   })
 })
+
+describe('stopping a delivery worker', function () {
+  it('hands a delivery waiting out its backoff back to the pool, due at once', async function () {
+    const receiver = await new Receiver().start()
+    receiver.fallback = {status: 503}
+    const api = await startTestDaemon(backends()[0]!, {role: 'api'}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    try {
+      const tenant = await newTenant(api.services)
+      await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
+      const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'Interrupted'})
+      const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', created.body.lead.id).select('deliveries.id')
+      // A long first backoff: the worker is stopped while it waits.
+      const worker = api.services.createWorker({baseDelayMs: 60_000, maxDelayMs: 60_000})
+      const processing = worker.process(row.id)
+      await receiver.waitFor(1)
+      const started = Date.now()
+      await worker.stop()
+      await processing
+      expect(Date.now() - started).to.be.below(2000)
+      const delivery = await api.services.deliveries.show(row.id)
+      expect(delivery).to.include({status: 'pending', attemptsMade: 1})
+      expect(delivery.nextAttemptAt).to.be.at.most(Date.now())
+    } finally {
+      await api.stop()
+      await receiver.stop()
+    }
+  })
+})
