@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # Image of the lead service: `leads daemon` by default, any other `leads` command as arguments:
 #   docker build -t leads .
 #   docker run --rm -p 8080:8080 -v leads-data:/var/lib/leads leads
@@ -19,8 +18,9 @@ RUN apt-get update \
 
 WORKDIR /app
 # node-gyp builds against the headers that come with this Node (/usr/local/include/node)
-# instead of downloading them from nodejs.org.
-ENV npm_config_nodedir=/usr/local
+# instead of downloading them from nodejs.org; npm's update check is only noise in a build.
+ENV npm_config_nodedir=/usr/local \
+    npm_config_update_notifier=false
 
 # The dependency layer is reused until package.json or package-lock.json changes.
 COPY package.json package-lock.json ./
@@ -47,8 +47,8 @@ ENV NODE_ENV=production \
 # LEADS_DATABASE_URL (sqlite://./.leads/leads.db) and the generated embedded-mode master key land
 # in /var/lib/leads/.leads. Mount a volume there to keep them (no VOLUME line, so one-off
 # commands against MySQL don't each leave an anonymous volume behind).
-RUN groupadd --system --gid 10001 leads \
- && useradd --system --uid 10001 --gid leads --home-dir /var/lib/leads --shell /usr/sbin/nologin leads \
+RUN groupadd --gid 10001 leads \
+ && useradd --no-log-init --uid 10001 --gid leads --home-dir /var/lib/leads --shell /usr/sbin/nologin leads \
  && install -d -o leads -g leads -m 0750 /var/lib/leads
 
 # Application files stay root-owned: the service user can run them but not change them.

@@ -42,7 +42,8 @@ debian_mirror() {
 # The cache key covers what goes into the image, so a changed CA bundle or spec makes a new one.
 ca_sum=none
 [ -s "$ca" ] && ca_sum=$(sha256sum "$ca" | cut -c1-16)
-key=$(printf '%s\n' "$suite" "$node_spec" "$npm_spec" "$ca_sum" | sha256sum | cut -c1-16)
+# This script is part of the key too: a changed recipe makes a new base.
+key=$( (printf '%s\n' "$suite" "$node_spec" "$npm_spec" "$ca_sum"; cat "$0") | sha256sum | cut -c1-16)
 tarball="$cache/base-$key.tar"
 
 if [ "${LEADS_CONTAINER_REBUILD_BASE:-0}" = 1 ]; then
@@ -53,6 +54,9 @@ elif [ "$(podman image inspect --format '{{index .Config.Labels "leads.base.key"
 fi
 
 if [ ! -s "$tarball" ]; then
+  for tool in debootstrap npm podman; do
+    command -v "$tool" >/dev/null || { log "$tool is needed to make the base image"; exit 1; }
+  done
   mkdir -p "$cache"
   work=$(mktemp -d "$cache/build.XXXXXX")
   trap 'rm -rf "$work"' EXIT
@@ -64,7 +68,16 @@ if [ ! -s "$tarball" ]; then
     || { tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
   # Same sources inside as outside, so apt-get in a build stage reaches the same mirror.
   printf 'deb %s %s main\ndeb %s %s-updates main\n' "$mirror" "$suite" "$mirror" "$suite" >"$rootfs/etc/apt/sources.list"
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  # Slim like debian:bookworm-slim: no docs (but copyrights), man pages or translations, now or
+  # from later apt-get installs.
+  printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+    'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' \
+    'path-exclude /usr/share/locale/*' 'path-exclude /usr/share/lintian/*' \
+    >"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
+  find "$rootfs/usr/share/doc" -mindepth 1 ! -name copyright ! -type d -delete
+  find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
+  rm -rf "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* \
+    "$rootfs"/usr/share/lintian/* "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
 
   log "adding $node_spec and $npm_spec"
   (cd "$work" && npm pack --silent "$node_spec" "$npm_spec" >packed.txt)
@@ -73,6 +86,8 @@ if [ ! -s "$tarball" ]; then
   tar -xzf "$work/$(sed -n 2p "$work/packed.txt")" -C "$work/npm" --strip-components=1 --no-same-owner
   install -D -m 0755 "$work/node/bin/node" "$rootfs/usr/local/bin/node"
   # Headers at /usr/local/include/node: node-gyp builds against them (npm_config_nodedir=/usr/local).
+  # As the official image does, keep only this architecture's OpenSSL headers (about 34 MB less).
+  find "$work/node/include/node/openssl/archs" -mindepth 1 -maxdepth 1 ! -name linux-x86_64 -exec rm -rf {} +
   cp -a "$work/node/include" "$rootfs/usr/local/"
   mv "$work/npm" "$rootfs/usr/local/lib/node_modules/npm"
   ln -s ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
@@ -81,10 +96,12 @@ if [ ! -s "$tarball" ]; then
     install -D -m 0644 "$ca" "$rootfs/usr/local/share/leads-base/ca-certificates.crt"
   fi
   version=$("$rootfs/usr/local/bin/node" --version)
-  log "node $version, npm $(cat "$rootfs/usr/local/lib/node_modules/npm/package.json" | "$rootfs/usr/local/bin/node" -p 'JSON.parse(require("fs").readFileSync(0)).version')"
+  log "node $version, npm $("$rootfs/usr/local/bin/node" -p "require('$rootfs/usr/local/lib/node_modules/npm/package.json').version")"
 
   tar --numeric-owner -C "$rootfs" -cf "$tarball.tmp" .
   mv "$tarball.tmp" "$tarball"
+  # Tarballs of earlier recipes are never used again.
+  find "$cache" -maxdepth 1 -name 'base-*.tar' ! -name "base-$key.tar" -delete
   rm -rf "$work"
   trap - EXIT
 fi

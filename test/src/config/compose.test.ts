@@ -13,7 +13,7 @@ interface Service {
   command?: string[]
   environment?: Record<string, string>
   depends_on?: Record<string, {condition: string}>
-  healthcheck?: {test: string[]}
+  healthcheck?: {test?: string[]; disable?: boolean}
   deploy?: {replicas?: number}
   restart?: string
 }
@@ -41,7 +41,9 @@ describe('docker-compose.yml', function () {
         migrate: {condition: 'service_completed_successfully'},
       })
     }
-    for (const name of ['mysql', 'redis', 'api']) expect(services[name]!.healthcheck?.test.length).to.be.greaterThan(1)
+    for (const name of ['mysql', 'redis', 'api']) expect(services[name]!.healthcheck?.test?.length).to.be.greaterThan(1)
+    // The worker serves no HTTP: the image's /healthz check is switched off for it.
+    expect(services['worker']!.healthcheck).to.deep.equal({disable: true})
   })
 
   it('sets only variables the configuration module reads, and values it accepts', function () {
