@@ -44,7 +44,8 @@ describe('at-least-once delivery when a worker dies', function () {
         // Another worker, its clock past the dead worker's lease, takes the delivery over.
         const clock = new ManualClock(Date.now() + 5 * 60_000)
         const rescuer = api.services.createWorker({clock, baseDelayMs: 5, maxDelayMs: 20})
-        expect(await rescuer.sweep()).to.equal(1)
+        // The sweep is global: deliveries other suites left pending may come along with ours.
+        expect(await rescuer.sweep()).to.be.at.least(1)
         await rescuer.process(deliveryId)
         const done = await api.services.deliveries.show(deliveryId)
         expect(done.status).to.equal('succeeded')
