@@ -2,9 +2,10 @@ import {Args, Flags} from '@oclif/core'
 
 import {clientFromConfig} from '../src/client/client-from-config.js'
 import {detectFormat} from '../src/client/lead-file.js'
-import {type PushReport, pushFile} from '../src/client/push.js'
+import {type PushReport, type PushSummary, pushFile} from '../src/client/push.js'
 import {loadConfig} from '../src/config/config.js'
 import {ON_DUPLICATE} from '../src/leads/bulk-plan.js'
+import {renderPushProgress} from '../src/ui/render.js'
 import {BaseCommand} from './_shared/base-command.js'
 
 export default class Push extends BaseCommand {
@@ -28,25 +29,30 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_C
 
   async run(): Promise<PushReport> {
     const {args, flags} = await this.parse(Push)
+    // Live progress on stderr only when it is a terminal; stdout keeps the report alone.
+    const view = process.stderr.isTTY ? renderPushProgress() : null
+    let latest: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
     const client = clientFromConfig(loadConfig(process.env), {
-      onRateLimited: (waitMs) => this.progress(`rate limited; waiting ${Math.ceil(waitMs / 1000)} s`),
+      onRateLimited: (waitMs) => view?.update(latest, Math.ceil(waitMs / 1000)),
     })
-    const report = await pushFile(client, {
-      file: args.file,
-      format: (flags.format as 'csv' | 'ndjson' | undefined) ?? detectFormat(args.file),
-      dryRun: flags['dry-run'],
-      onDuplicate: flags['on-duplicate'] as (typeof ON_DUPLICATE)[number],
-      onProgress: (summary) => this.progress(`sent ${summary.received.toLocaleString('en')} rows in ${summary.chunks} requests`),
-    })
-    if (process.stderr.isTTY) process.stderr.write('\n')
+    let report: PushReport
+    try {
+      report = await pushFile(client, {
+        file: args.file,
+        format: (flags.format as 'csv' | 'ndjson' | undefined) ?? detectFormat(args.file),
+        dryRun: flags['dry-run'],
+        onDuplicate: flags['on-duplicate'] as (typeof ON_DUPLICATE)[number],
+        onProgress: (summary) => {
+          latest = summary
+          view?.update(summary)
+        },
+      })
+    } finally {
+      view?.done()
+    }
     if (!this.jsonEnabled()) this.printReport(report)
     if (report.summary.failed > 0) process.exitCode = 1
     return report
-  }
-
-  /** Progress goes to stderr, on one refreshed line, only when stderr is a terminal. */
-  private progress(text: string): void {
-    if (process.stderr.isTTY) process.stderr.write(`\r\u001B[2K${text}`)
   }
 
   private printReport(report: PushReport): void {

@@ -1,13 +1,14 @@
 import {render} from 'ink'
 
 import type {PullProgress as Progress} from '../client/pull.js'
+import type {PushSummary} from '../client/push.js'
+import type {WebhookInspection} from '../webhooks/webhook-report.js'
 import {PullProgress} from './PullProgress.js'
-
+import {PushProgress} from './PushProgress.js'
 import {SecretOnce, type SecretOnceProps} from './SecretOnce.js'
 import {Table} from './Table.js'
-import type {WebhookInspection} from '../webhooks/webhook-report.js'
-import {formatWebhookInspection, WebhookDashboard} from './WebhookDashboard.js'
 import {type Column, formatTable} from './table-layout.js'
+import {formatWebhookInspection, WebhookDashboard} from './WebhookDashboard.js'
 
 export type {Column}
 
@@ -50,6 +51,16 @@ export function renderPullProgress(): {update(progress: Progress): void; done():
   const instance = render(<PullProgress progress={initial} />, {stdout: process.stderr, patchConsole: false})
   return {
     update: (progress) => instance.rerender(<PullProgress progress={progress} />),
+    done: () => instance.unmount(),
+  }
+}
+
+/** A live push progress line on stderr. */
+export function renderPushProgress(): {update(summary: PushSummary, waitingSeconds?: number): void; done(): void} {
+  const empty: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
+  const instance = render(<PushProgress summary={empty} waitingSeconds={null} />, {stdout: process.stderr, patchConsole: false})
+  return {
+    update: (summary, waitingSeconds) => instance.rerender(<PushProgress summary={summary} waitingSeconds={waitingSeconds ?? null} />),
     done: () => instance.unmount(),
   }
 }

@@ -82,3 +82,14 @@ describe('PullProgress', function () {
     expect(done).to.equal('up to date  12 pages · 1,200 leads  rate limit n/a  at 2026-11-22T00:00:00.000Z')
   })
 })
+
+describe('PushProgress', function () {
+  it('shows rows, requests and outcomes, and a rate-limit wait', async function () {
+    const {PushProgress} = await import('../../../src/ui/PushProgress.js')
+    const summary = {received: 1500, created: 1400, updated: 90, skipped: 0, failed: 10, chunks: 3}
+    expect(stripAnsi(render(<PushProgress summary={summary} waitingSeconds={null} />).lastFrame() ?? '')).to.equal(
+      'pushing  1,500 rows · 3 requests  1400 created  90 updated  0 skipped  10 failed',
+    )
+    expect(stripAnsi(render(<PushProgress summary={summary} waitingSeconds={42} />).lastFrame() ?? '')).to.match(/^rate limited, waiting 42s/)
+  })
+})
