@@ -93,7 +93,7 @@ await Promise.all(
 const pendingQuery = () => api.services.db('deliveries').where({customer_id: customer.id}).whereIn('status', ['pending', 'delivering']).count({n: '*'})
 const receivedBefore = received
 const started = performance.now()
-const worker = spawn(process.execPath, [path.join(ROOT, 'bin/run.js'), 'daemon', '--role', 'worker'], {env: {...process.env, ...env}, stdio: 'inherit'})
+const worker = spawn(process.execPath, [path.join(ROOT, 'bin/run.js'), 'daemon', '--role', 'worker'], {env: {...process.env, ...env, LEADS_PORT: '0'}, stdio: 'inherit'})
 for (;;) {
   const [row] = (await pendingQuery()) as Array<{n: number | string}>
   if (Number(row?.n) === 0) break

@@ -38,3 +38,14 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(api.allowedMethods())
   return app
 }
+
+/** What a worker-only daemon serves: the probes and metrics, nothing of the API. */
+export function createOpsApp(services: Services, logger: Logger): Koa<AppState> {
+  const app = new Koa<AppState>({proxy: false})
+  app.silent = true
+  app.use(requestContext(logger))
+  app.use(recordMetrics(services.metrics))
+  app.use(errorEnvelope)
+  app.use(healthRoutes(services).routes())
+  return app
+}

@@ -5,7 +5,7 @@ import type {Config} from '../src/config/config.js'
 import type {DeliveryWorker, WorkerOptions} from '../src/deliveries/delivery-worker.js'
 import type {Logger} from '../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
-import {createApp} from './app.js'
+import {createApp, createOpsApp} from './app.js'
 
 /** How often remembered key uses are written to api_keys.last_used_at. */
 const LAST_USED_FLUSH_MS = 15_000
@@ -26,7 +26,7 @@ export interface DaemonOptions extends ServiceOptions {
 }
 
 export interface RunningDaemon {
-  /** The API's address; empty for a worker-only daemon. */
+  /** Where the daemon answers: the API, or for a worker-only daemon its probes and metrics. */
   readonly url: string
   readonly services: Services
   readonly worker: DeliveryWorker | null
@@ -42,26 +42,13 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     requireCurrentSchema: config.database.client === 'mysql',
     ...serviceOptions,
   })
-  const worker = role === 'api' ? null : services.createWorker(workerOptions)
-  worker?.start()
-  if (role === 'worker') {
-    let stopping: Promise<void> | null = null
-    return {
-      url: '',
-      services,
-      worker,
-      stop() {
-        stopping ??= (worker as DeliveryWorker).stop().then(() => services.close())
-        return stopping
-      },
-    }
-  }
   if (config.webhookAllowHosts.length > 0) {
     logger.warn({hosts: config.webhookAllowHosts}, 'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests')
   }
 
   const every = everyFactory(logger)
-  const app = createApp(services, logger)
+  // A worker-only daemon still answers probes and metrics on LEADS_PORT, for its orchestrator.
+  const app = role === 'worker' ? createOpsApp(services, logger) : createApp(services, logger)
   const server = http.createServer(app.callback())
   server.keepAliveTimeout = 65_000
   try {
@@ -70,10 +57,11 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       server.listen(config.port, config.host, () => resolve())
     })
   } catch (error) {
-    await worker?.stop()
     await services.close()
     throw error
   }
+  const worker = role === 'api' ? null : services.createWorker(workerOptions)
+  worker?.start()
 
   const timers = [
     every(LAST_USED_FLUSH_MS, () => services.keyAuthenticator.flushLastUsed(), 'last-used flush failed'),

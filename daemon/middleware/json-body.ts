@@ -1,6 +1,7 @@
 import {bodyParser} from '@koa/bodyparser'
 import type {Next} from 'koa'
 
+import {isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
 
 export const SINGLE_BODY_LIMIT = '1mb'
@@ -21,7 +22,7 @@ export function jsonBody() {
     if (ctx.request.length > 0 || ctx.get('transfer-encoding') !== '') {
       if (!ctx.is('application/json')) throw Object.assign(new Error('unsupported media type'), {status: 415})
     }
-    const parser = ctx.path.endsWith('/bulk') ? bulk : single
+    const parser = isBulkRequest(ctx) ? bulk : single
     await parser(ctx as never, next)
   }
 }

@@ -4,9 +4,8 @@ import type {Metrics} from '../../src/metrics/metrics.js'
 import type {RateLimitService} from '../../src/ratelimit/ratelimit-service.js'
 import type {Bucket, RateDecision, RequestLimiter} from '../../src/ratelimit/request-limiter.js'
 import {RateLimitError} from '../../src/shared/errors.js'
+import {isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
-
-const BULK_PATH = '/api/agents/crm/leads/bulk'
 
 /**
  * Counts the request against its key's bucket (bulk or default), or against the client address
@@ -17,23 +16,19 @@ export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService,
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const key = ctx.state.key
     let decision: RateDecision
-    const bucket = key ? bucketOf(ctx) : 'anonymous'
+    const bucket: Bucket = isBulkRequest(ctx) ? 'bulk' : 'default'
     if (!key) decision = await limiter.consumeAnonymous(ctx.ip)
     else if (key.internal) decision = limiter.internalDecision()
-    else decision = await limiter.consumeKey(key.id, bucketOf(ctx), await rateLimits.limitsFor(key))
+    else decision = await limiter.consumeKey(key.id, bucket, await rateLimits.limitsFor(key))
 
     ctx.set('RateLimit-Limit', String(decision.limit))
     ctx.set('RateLimit-Remaining', String(decision.remaining))
     ctx.set('RateLimit-Reset', String(decision.resetSeconds))
     if (!decision.allowed) {
-      metrics.rateLimited.inc({bucket})
+      metrics.rateLimited.inc({bucket: key ? bucket : 'anonymous'})
       ctx.set('Retry-After', String(decision.resetSeconds))
       throw new RateLimitError()
     }
     await next()
   }
-}
-
-function bucketOf(ctx: AppContext): Bucket {
-  return ctx.method === 'POST' && ctx.path === BULK_PATH ? 'bulk' : 'default'
 }

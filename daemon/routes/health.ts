@@ -6,7 +6,7 @@ import type {AppContext, AppState} from '../context.js'
 
 /** /healthz, /readyz, /openapi.json and (with LEADS_METRICS=1) /metrics: no auth, no rate limit. */
 export function healthRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>()
+  const router = new Router<AppState>({strict: true, sensitive: true})
   router.get('/healthz', (ctx: AppContext) => {
     ctx.body = {status: 'ok'}
   })

@@ -9,7 +9,7 @@ import {requireScope} from '../middleware/auth.js'
 
 /** The public lead endpoints. */
 export function leadRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>()
+  const router = new Router<AppState>({strict: true, sensitive: true})
 
   router.get('/api/agents/crm/leads', requireScope('GET /api/agents/crm/leads'), async (ctx: AppContext) => {
     const query = parseListQuery(ctx.query)

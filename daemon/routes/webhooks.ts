@@ -9,7 +9,7 @@ const BASE = '/api/agents/crm/lead-webhooks'
 
 /** The webhook management endpoints; every one is scoped to the key's customer. */
 export function webhookRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>()
+  const router = new Router<AppState>({strict: true, sensitive: true})
   const customerOf = (ctx: AppContext) => ctx.state.customerId as string
 
   router.post(BASE, requireScope('POST /api/agents/crm/lead-webhooks'), async (ctx: AppContext) => {

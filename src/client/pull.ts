@@ -1,4 +1,7 @@
+import {setTimeout as delay} from 'node:timers/promises'
+
 import type {Lead} from '../leads/lead-types.js'
+import {ValidationError} from '../shared/errors.js'
 import type {LeadsApiClient, RateLimitState} from './api-client.js'
 import type {LeadWriter} from './lead-writer.js'
 import {loadState, type PullState, saveState} from './pull-state.js'
@@ -42,7 +45,15 @@ export interface PullSummary {
  */
 export async function pullLeads(client: LeadsApiClient, options: PullOptions): Promise<PullSummary> {
   const sleep = options.sleep ?? sleepUnlessAborted
-  let state: PullState = loadState(options.stateFile) ?? {
+  const saved = loadState(options.stateFile)
+  if (saved && (saved.base_url !== options.baseUrl || saved.customer_id !== options.customerId)) {
+    throw new ValidationError(
+      `state file ${options.stateFile} belongs to customer ${saved.customer_id} at ${saved.base_url}`,
+      'state',
+      'give each customer and base URL its own --state file, or leave --state out',
+    )
+  }
+  let state: PullState = saved ?? {
     base_url: options.baseUrl,
     customer_id: options.customerId,
     cursor: null,
@@ -93,9 +104,7 @@ function alreadyWritten(lead: Lead, state: PullState): boolean {
   return state.last_id !== null && lead.updated_at === state.updated_since && lead.id <= state.last_id
 }
 
-function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), {once: true})
-  })
+/** Waits, ending early (without an error) when the run is interrupted. */
+async function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+  await delay(ms, undefined, {signal}).catch(() => undefined)
 }

@@ -33,5 +33,7 @@ export async function connectRedis(url: string, logger?: Logger): Promise<RedisC
 }
 
 function newClient(url: string, reconnectStrategy: (retries: number, cause: Error) => number | Error) {
-  return createClient({url, socket: {connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy}})
+  // Fail commands at once while disconnected instead of queueing them: callers (enqueue, the
+  // rate limiter) have a fallback, and a queued command would hang the request that sent it.
+  return createClient({url, disableOfflineQueue: true, socket: {connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy}})
 }

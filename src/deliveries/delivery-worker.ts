@@ -82,8 +82,14 @@ export class DeliveryWorker {
     if (this.running) return
     this.running = true
     this.loop = this.takeLoop()
+    let sweeping = false
     this.sweepTimer = setInterval(() => {
-      this.sweep().catch((error: Error) => this.deps.logger.warn({err: {message: error.message}}, 'delivery sweep failed'))
+      // One sweep at a time: a slow database must not pile sweeps up.
+      if (sweeping) return
+      sweeping = true
+      this.sweep()
+        .catch((error: Error) => this.deps.logger.warn({err: {message: error.message}}, 'delivery sweep failed'))
+        .finally(() => (sweeping = false))
     }, this.options.sweepIntervalMs)
     this.sweepTimer.unref()
   }
@@ -184,7 +190,7 @@ export class DeliveryWorker {
       await webhooks.recordSuccess(webhook.id, this.clock.now())
     } catch (error) {
       if (error instanceof LostClaim) return
-      if (this.stopping.signal.aborted) return deliveries.release(deliveryId, workerId, this.clock.now())
+      if (this.stopping.signal.aborted && error === this.stopping.signal.reason) return deliveries.release(deliveryId, workerId, this.clock.now())
       if (!(error instanceof TerminalAttempt || error instanceof RetryableAttempt)) throw error
       await deliveries.finish(deliveryId, workerId, 'failed', this.clock.now(), lastError)
       this.deps.metrics?.deliveries.inc({outcome: 'failed'})

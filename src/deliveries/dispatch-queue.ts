@@ -131,10 +131,11 @@ export class RedisStreamQueue implements DispatchQueue {
 
   private async readerClient(): Promise<RedisClient> {
     if (!this.reader) {
-      const reader = this.redis.duplicate()
+      const reader = this.redis.duplicate() as RedisClient
       reader.on('error', (error: Error) => this.logger?.warn({err: {message: error.message}}, 'redis dispatch connection error'))
+      // Kept before connecting, so close() can end a connection attempt still in progress.
+      this.reader = reader
       await reader.connect()
-      this.reader = reader as RedisClient
     }
     return this.reader
   }

@@ -73,6 +73,8 @@ export class LeadsWriteService {
     const input = parseLeadInput(body, setup)
     let deliveryIds: string[] = []
     const result = await inTransaction(this.db, async (trx) => {
+      // A deadlock retry runs this again: only the attempt that commits may leave ids to dispatch.
+      deliveryIds = []
       await this.leads.lockMatchKeys(trx, customerId, matchKeys(input))
       const candidates = await this.leads.findByMatch(trx, customerId, keysOf([input]), true)
       const existing = pickMatch(candidates, input)

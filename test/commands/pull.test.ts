@@ -61,6 +61,15 @@ describe('leads pull', function () {
     expect(changed[0]).to.include({id: allIds[7], contact_name: 'Renamed'})
   })
 
+  it("refuses a state file of another customer rather than resuming at its position", async function () {
+    expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
+    const other = await newTenant(daemon.services)
+    const result = await runCli(['pull', '--state', stateFile], {LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: other.token, LEADS_CUSTOMER_ID: other.customer.id})
+    expect(result.code).to.equal(1)
+    expect(result.stdout).to.equal('')
+    expect(result.stderr).to.match(new RegExp(`^Error: state file .* belongs to customer ${tenant.customer.id} at .*\\(hint: give each customer`))
+  })
+
   it('starts at --since on a first run', async function () {
     const since = new Date(Date.now() - 10_500).toISOString()
     const result = await runCli(['pull', '--state', stateFile, '--since', since], env())

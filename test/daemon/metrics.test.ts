@@ -52,3 +52,19 @@ describe('GET /metrics', function () {
     }
   })
 })
+
+describe('a worker-only daemon', function () {
+  it('answers probes and metrics on its port, and nothing of the API', async function () {
+    const worker = await startTestDaemon(backends()[0]!, {role: 'worker'}, {LEADS_METRICS: '1'})
+    try {
+      expect(worker.worker).not.to.equal(null)
+      expect((await worker.request('/healthz')).status).to.equal(200)
+      expect((await worker.request('/metrics')).text).to.include('leads_webhook_deliveries_total')
+      const api = await worker.request('/api/agents/crm/leads')
+      expect(api.status).to.equal(404)
+      expect(api.body.error.type).to.equal('not_found_error')
+    } finally {
+      await worker.stop()
+    }
+  })
+})

@@ -108,6 +108,14 @@ describe('rate limits', function () {
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 11, events: 1})
     })
 
+    it('routes only the exact bulk path, so no spelling of it escapes the bulk bucket', async function () {
+      for (const path of [`${BULK}/`, BULK.toUpperCase()]) {
+        const response = await postJson(daemon, tenant, path, {leads: [{contact_name: 'x'}]})
+        expect(response.status).to.equal(404)
+      }
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+    })
+
     it('does not store a 429 under an Idempotency-Key', async function () {
       await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1})
       await list()

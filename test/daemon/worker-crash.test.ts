@@ -31,7 +31,7 @@ describe('at-least-once delivery when a worker dies', function () {
         // The first attempt hangs at the receiver, so the worker is mid-delivery when it dies.
         receiver.reply({status: 200, delayMs: 60_000})
         child = spawn(process.execPath, [CLI, 'daemon', '--role', 'worker'], {
-          env: {...process.env, ...backend.env, ...allowHosts, LEADS_MASTER_KEY: TEST_MASTER_KEY, LEADS_LOG_LEVEL: 'warn'},
+          env: {...process.env, ...backend.env, ...allowHosts, LEADS_MASTER_KEY: TEST_MASTER_KEY, LEADS_LOG_LEVEL: 'warn', LEADS_PORT: '0'},
           stdio: 'ignore',
         })
         await receiver.waitFor(1, 15_000)
