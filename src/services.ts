@@ -71,6 +71,8 @@ export interface ServiceOptions {
   rateLimitKeyPrefix?: string
   /** DNS for webhook targets (tests give a resolver of their own). */
   lookup?: LookupFn
+  /** Connect to LEADS_REDIS_URL; default true. Operator commands that never touch Redis skip it. */
+  connectRedis?: boolean
 }
 
 /**
@@ -86,7 +88,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await checkDatabase(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
-    if (config.redisUrl) redis = await connectRedis(config.redisUrl, options.logger)
+    if (config.redisUrl && (options.connectRedis ?? true)) redis = await connectRedis(config.redisUrl, options.logger)
   } catch (error) {
     await db.destroy()
     throw error

@@ -1,11 +1,9 @@
-import {Command, Errors, Flags, type Interfaces} from '@oclif/core'
+import {Command, Errors, Flags} from '@oclif/core'
 
 import {loadConfig} from '../../src/config/config.js'
 import {createLogger} from '../../src/log/logger.js'
 import {createServices, type Services} from '../../src/services.js'
 import {AppError} from '../../src/shared/errors.js'
-
-export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 
 /**
  * Base of every `leads` command: `--json` (oclif prints the value run() returns), a services
@@ -15,10 +13,13 @@ export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(t
 export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true
 
-  /** Runs `work` with services built from the environment, closing them afterwards. */
-  protected async withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` with services built from the environment, closing them afterwards. Redis is
+   * connected only for commands that read it, so the others work while it is down.
+   */
+  protected async withServices<T>(work: (services: Services) => Promise<T>, options: {redis?: boolean} = {}): Promise<T> {
     const config = loadConfig(process.env)
-    const services = await createServices(config, {logger: createLogger('silent')})
+    const services = await createServices(config, {logger: createLogger('silent'), connectRedis: options.redis ?? false})
     try {
       return await work(services)
     } finally {

@@ -1,14 +1,6 @@
-import type {DeliveryStatus} from '../../src/deliveries/delivery-types.js'
+import {DELIVERY_STATUS_COLORS} from '../../src/ui/colors.js'
 import type {Column} from '../../src/ui/render.js'
 import type {DeliveryReport, WebhookReport} from '../../src/webhooks/webhook-report.js'
-
-export const STATUS_COLORS: Record<DeliveryStatus, string> = {
-  pending: 'yellow',
-  delivering: 'cyan',
-  succeeded: 'green',
-  failed: 'red',
-  cancelled: 'gray',
-}
 
 export const WEBHOOK_COLUMNS: ReadonlyArray<Column<WebhookReport>> = [
   {header: 'ID', value: (w) => w.id},
@@ -22,7 +14,7 @@ export const WEBHOOK_COLUMNS: ReadonlyArray<Column<WebhookReport>> = [
 export const DELIVERY_COLUMNS: ReadonlyArray<Column<DeliveryReport>> = [
   {header: 'ID', value: (d) => d.id},
   {header: 'WEBHOOK', value: (d) => d.webhook_id},
-  {header: 'STATUS', value: (d) => d.status, color: (d) => STATUS_COLORS[d.status]},
+  {header: 'STATUS', value: (d) => d.status, color: (d) => DELIVERY_STATUS_COLORS[d.status]},
   {header: 'ATTEMPTS', value: (d) => String(d.attempts.length)},
   {header: 'CREATED', value: (d) => d.created_at},
   {header: 'LAST ERROR', value: (d) => d.last_error ?? '-'},

@@ -27,8 +27,10 @@ export default class DeliveriesRedeliver extends BaseCommand {
     if (flags.webhook !== undefined && ids.length > 0) throw new ValidationError('give delivery ids or --webhook, not both', 'webhook')
     const since = flags.since === undefined ? undefined : Date.parse(flags.since)
     if (since !== undefined && Number.isNaN(since)) throw new ValidationError(`--since must be an ISO-8601 time, got "${flags.since}"`, 'since')
-    const redelivered = await this.withServices((services) =>
-      flags.webhook === undefined ? services.deliveries.redeliver(ids) : services.deliveries.redeliverFailed(flags.webhook, since),
+    // With Redis the deliveries go straight to the workers' stream; without, sweepers find them in the database.
+    const redelivered = await this.withServices(
+      (services) => (flags.webhook === undefined ? services.deliveries.redeliver(ids) : services.deliveries.redeliverFailed(flags.webhook, since)),
+      {redis: true},
     )
     this.log(`Queued ${redelivered.length} deliver${redelivered.length === 1 ? 'y' : 'ies'} again; a running daemon sends them within a few seconds.`)
     return {redelivered}

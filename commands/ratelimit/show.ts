@@ -13,7 +13,7 @@ export default class RatelimitShow extends BaseCommand {
       // Without Redis the counters live in the daemon's memory, out of this process's reach.
       const usage = scope.type === 'key' && services.redis ? await services.limiter.usage(scope.id) : undefined
       return limitsOutput(view, usage)
-    })
+    }, {redis: true})
     this.log(formatLimits(output))
     return output
   }

@@ -11,7 +11,7 @@ export default class WebhooksList extends BaseCommand {
 
   async run(): Promise<{webhooks: WebhookReport[]}> {
     const {flags} = await this.parse(WebhooksList)
-    const webhooks = (await this.withServices((services) => services.webhooks.listAll(flags.customer))).map(webhookReport)
+    const webhooks = (await this.withServices((services) => services.webhooks.list(flags.customer))).map(webhookReport)
     if (!this.jsonEnabled()) await renderTable(WEBHOOK_COLUMNS, webhooks, 'No webhooks.', this.interactive)
     return {webhooks}
   }

@@ -49,10 +49,14 @@ function toEnvelope(error: unknown, ctx: AppContext): Envelope {
   return {error: {type: 'api_error', code: 500, message: 'Internal server error. Retry later; if it persists, contact the operator with the X-Request-Id.'}}
 }
 
-/** What the log keeps of an unexpected error: knex messages quote whole statements with their values. */
+/**
+ * What the log keeps of an unexpected error. knex messages are "<statement with its values> -
+ * <driver's reason>": only the reason is kept, as the values can be a lead's personal data.
+ */
 function summarize(error: unknown): {type: string; code?: string; message: string; stack?: string} {
   const {name, code, message, stack} = error as {name?: string; code?: string; message?: string; stack?: string}
-  const text = String(message ?? error)
+  const full = String(message ?? error)
+  const text = full.includes(' - ') ? full.slice(full.lastIndexOf(' - ') + 3) : full
   return {
     type: name ?? typeof error,
     code,

@@ -15,10 +15,7 @@ export const MASTER_KEY_FILE = 'master.key'
 export function resolveMasterKey(config: Config): Buffer {
   if (config.masterKey) return config.masterKey
   const file = path.join(config.dataDir, MASTER_KEY_FILE)
-  if (fs.existsSync(file)) {
-    const key = parseMasterKey(fs.readFileSync(file, 'utf8').trim(), file)
-    if (key) return key
-  }
+  if (fs.existsSync(file)) return parseMasterKey(fs.readFileSync(file, 'utf8').trim(), file) as Buffer
   fs.mkdirSync(config.dataDir, {recursive: true})
   const key = randomBytes(32)
   // 'wx' fails if another process created the file first; then its key is the one to use.

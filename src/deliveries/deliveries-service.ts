@@ -26,9 +26,8 @@ export class DeliveriesService {
   }
 
   async show(id: string): Promise<DeliveryWithAttempts> {
-    if (!UUID_PATTERN.test(id)) throw new ValidationError(`delivery id must be a UUID, got "${id}"`, 'id')
-    const delivery = await this.store.find(id)
-    if (!delivery) throw new NotFoundError(`delivery ${id} does not exist`, 'run `leads deliveries list`')
+    const delivery = await this.store.find(checkDeliveryId(id))
+    if (!delivery) throw deliveryNotFound(id)
     const [withAttempts] = await this.withAttempts([delivery])
     return withAttempts as DeliveryWithAttempts
   }
@@ -38,24 +37,39 @@ export class DeliveriesService {
    * signatures. A delivery being delivered right now is left alone. Returns the ids queued.
    */
   async redeliver(ids: string[]): Promise<string[]> {
-    for (const id of ids) await this.show(id)
-    const reset = await this.store.resetForRedelivery(ids, this.clock.now())
-    // The queue is a shortcut; without it the daemon's sweeper picks them up within 2 s.
-    await this.queue.enqueue(reset).catch(() => undefined)
-    return reset
+    const known = new Set(await this.store.existingIds(ids.map(checkDeliveryId)))
+    const unknown = ids.find((id) => !known.has(id))
+    if (unknown !== undefined) throw deliveryNotFound(unknown)
+    return this.requeue(ids)
   }
 
   /** Redelivers a webhook's failed deliveries, optionally only those created since a time. */
   async redeliverFailed(webhookId: string, since?: number): Promise<string[]> {
     await this.webhooks.getById(webhookId)
     const failed = await this.store.list({webhookId, status: 'failed', since, limit: 10_000})
-    return this.redeliver(failed.map((delivery) => delivery.id))
+    return this.requeue(failed.map((delivery) => delivery.id))
+  }
+
+  private async requeue(ids: string[]): Promise<string[]> {
+    const reset = await this.store.resetForRedelivery(ids, this.clock.now())
+    // The queue is a shortcut; without it the daemon's sweeper picks them up within 2 s.
+    await this.queue.enqueue(reset).catch(() => undefined)
+    return reset
   }
 
   private async withAttempts(deliveries: Delivery[]): Promise<DeliveryWithAttempts[]> {
     const attempts = await this.store.attempts(deliveries.map((delivery) => delivery.id))
     return deliveries.map((delivery) => ({...delivery, attempts: attempts.filter((attempt) => attempt.deliveryId === delivery.id)}))
   }
+}
+
+function checkDeliveryId(id: string): string {
+  if (!UUID_PATTERN.test(id)) throw new ValidationError(`delivery id must be a UUID, got "${id}"`, 'id')
+  return id
+}
+
+function deliveryNotFound(id: string): NotFoundError {
+  return new NotFoundError(`delivery ${id} does not exist`, 'run `leads deliveries list`')
 }
 
 function parseStatus(status: string | undefined): DeliveryStatus | undefined {

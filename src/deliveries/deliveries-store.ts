@@ -33,7 +33,6 @@ interface AttemptRow {
 
 export interface DeliveryFilter {
   webhookId?: string
-  customerId?: string
   status?: DeliveryStatus
   since?: number
   limit?: number
@@ -147,13 +146,22 @@ export class DeliveriesStore {
     return ids
   }
 
-  /** Queues deliveries again with fresh attempts; returns the ids that were reset. */
+  /** The given ids that exist, in one query. */
+  async existingIds(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return []
+    return ((await this.db('deliveries').whereIn('id', ids).select('id')) as Array<{id: string}>).map((row) => row.id)
+  }
+
+  /**
+   * Queues deliveries again with fresh attempts; returns the ids that were reset. One being
+   * delivered right now is left alone, also if a worker claims it between the read and the write.
+   */
   async resetForRedelivery(ids: string[], now: number): Promise<string[]> {
     if (ids.length === 0) return []
     const existing = (await this.db('deliveries').whereIn('id', ids).whereNot('status', 'delivering').select('id')) as Array<{id: string}>
     const reset = existing.map((row) => row.id)
     if (reset.length > 0) {
-      await this.db('deliveries').whereIn('id', reset).update({
+      await this.db('deliveries').whereIn('id', reset).whereNot('status', 'delivering').update({
         status: 'pending',
         attempts_made: 0,
         next_attempt_at: now,
@@ -171,7 +179,6 @@ export class DeliveriesStore {
   async list(filter: DeliveryFilter): Promise<Delivery[]> {
     const query = this.db('deliveries').orderBy([{column: 'created_at', order: 'desc'}, {column: 'id', order: 'desc'}]).limit(filter.limit ?? 50)
     if (filter.webhookId !== undefined) query.where('webhook_id', filter.webhookId)
-    if (filter.customerId !== undefined) query.where('customer_id', filter.customerId)
     if (filter.status !== undefined) query.where('status', filter.status)
     if (filter.since !== undefined) query.where('created_at', '>=', filter.since)
     return ((await query) as Row[]).map(fromRow)

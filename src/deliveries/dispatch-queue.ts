@@ -14,13 +14,19 @@ export interface DispatchQueue {
   close(): Promise<void>
 }
 
-/** In-process queue of the embedded default: the API and the worker share one process. */
+/**
+ * In-process queue of the embedded default: the API and the worker share one process. It is
+ * bounded: an API-only process has no reader, and the sweeper re-dispatches whatever is dropped.
+ */
 export class MemoryQueue implements DispatchQueue {
   private readonly ids: string[] = []
   private wake: (() => void) | null = null
 
+  constructor(private readonly capacity = 10_000) {}
+
   async enqueue(ids: readonly string[]): Promise<void> {
     this.ids.push(...ids)
+    if (this.ids.length > this.capacity) this.ids.splice(0, this.ids.length - this.capacity)
     this.wake?.()
   }
 

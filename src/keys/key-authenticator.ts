@@ -57,7 +57,13 @@ export class KeyAuthenticator {
     if (this.lastUsed.size === 0) return
     const batch = new Map(this.lastUsed)
     this.lastUsed.clear()
-    await this.store.recordLastUsed(batch)
+    try {
+      await this.store.recordLastUsed(batch)
+    } catch (error) {
+      // Put the batch back (newer uses recorded meanwhile win) so the next flush writes it.
+      for (const [keyId, at] of batch) if ((this.lastUsed.get(keyId) ?? 0) < at) this.lastUsed.set(keyId, at)
+      throw error
+    }
   }
 
   private async lookup(hash: string, now: number): Promise<TokenGrant | null> {

@@ -4,7 +4,8 @@ export type Scope = (typeof SCOPES)[number]
 
 /**
  * The one table of which scope each endpoint needs ("METHOD path" as the router declares it).
- * The daemon registers routes from this table, so an endpoint cannot exist without a scope.
+ * Each route names its entry (requireScope), and the auth-matrix and OpenAPI tests walk this
+ * table, so an endpoint without a scope or without those tests shows up there.
  */
 export const ENDPOINT_SCOPES = {
   'GET /api/agents/crm/leads': 'public_api:leads:read',

@@ -133,7 +133,7 @@ export class LeadsStore {
     return Number(row?.total ?? 0)
   }
 
-  /** Inserts leads in a few multi-row statements (used by bulk create, seeding and benchmarks). */
+  /** Inserts leads in a few multi-row statements (single create, test seeding and benchmarks). */
   async insertMany(leads: LeadRecord[], trx: Knex | Knex.Transaction = this.db): Promise<void> {
     for (let start = 0; start < leads.length; start += INSERT_CHUNK) {
       await trx('leads').insert(leads.slice(start, start + INSERT_CHUNK).map(leadToRow))

@@ -16,6 +16,9 @@ export const REDACTED_PATHS = [
   '*.secret',
   'masterKey',
   '*.masterKey',
+  'apiToken',
+  '*.apiToken',
+  '*.*.apiToken',
 ]
 
 /** JSON-lines logger on stdout (or the given destination) with secrets redacted. */

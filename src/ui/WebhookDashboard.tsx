@@ -1,8 +1,8 @@
 import {Box, Text} from 'ink'
 
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
+import {DELIVERY_STATUS_COLORS} from './colors.js'
 
-const STATUS_COLOR: Record<string, string> = {pending: 'yellow', delivering: 'cyan', succeeded: 'green', failed: 'red', cancelled: 'gray'}
 
 /** A compact dashboard of one webhook. */
 export function WebhookDashboard({data}: {data: WebhookInspection}) {
@@ -30,7 +30,7 @@ export function WebhookDashboard({data}: {data: WebhookInspection}) {
       {recent.map((delivery) => (
         <Box key={delivery.id} flexDirection="column">
           <Text>
-            <Text color={STATUS_COLOR[delivery.status]}>{delivery.status.padEnd(10)}</Text> {delivery.id} <Text dimColor>{delivery.created_at}</Text>
+            <Text color={DELIVERY_STATUS_COLORS[delivery.status]}>{delivery.status.padEnd(10)}</Text> {delivery.id} <Text dimColor>{delivery.created_at}</Text>
           </Text>
           {delivery.attempts.map((attempt) => (
             <Text key={attempt.attempt} dimColor>

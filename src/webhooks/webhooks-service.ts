@@ -57,7 +57,8 @@ export class WebhooksService {
     return {webhook, secret}
   }
 
-  async list(customerId: string): Promise<Webhook[]> {
+  /** A customer's webhooks; all of them when no customer is given (operators). */
+  async list(customerId?: string): Promise<Webhook[]> {
     return this.store.list(customerId)
   }
 
@@ -92,11 +93,6 @@ export class WebhooksService {
     const webhook = await this.store.find(customerId, id)
     if (!webhook) throw notFound(id)
     return webhook
-  }
-
-  /** Operator: all webhooks, or one customer's. */
-  async listAll(customerId?: string): Promise<Webhook[]> {
-    return this.store.list(customerId)
   }
 
   /** Operator: a webhook by id alone. */

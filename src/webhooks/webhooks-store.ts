@@ -26,7 +26,10 @@ export type WebhookChanges = Partial<
   Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason'>
 > & {secretCiphertext?: string; updatedAt: number}
 
-/** SQL for webhooks. Reads by id always carry the customer, so another customer's id is "not found". */
+/**
+ * SQL for webhooks. API reads carry the customer, so another customer's id is "not found";
+ * only the operator and the delivery worker look a webhook up by id alone.
+ */
 export class WebhooksStore {
   constructor(private readonly db: Db) {}
 
@@ -41,8 +44,7 @@ export class WebhooksStore {
 
   /** Operator lookup by id alone (the CLI acts across customers). */
   async findById(id: string): Promise<Webhook | null> {
-    const row = (await this.db('webhooks').where({id}).first()) as Row | undefined
-    return row ? fromRow(row) : null
+    return (await this.findWithSecret(id))?.webhook ?? null
   }
 
   /** The webhook with its sealed secret, for the delivery worker. */
