@@ -78,7 +78,7 @@ if (redisUrl) {
     before(async function () {
       port = await freePort()
       redis = await startRedis(port)
-      daemon = await startTestDaemon(sqlite(), {}, {LEADS_REDIS_URL: `redis://127.0.0.1:${port}`})
+      daemon = await startTestDaemon(sqlite(), {lookup: async () => [{address: '93.184.216.34', family: 4}]}, {LEADS_REDIS_URL: `redis://127.0.0.1:${port}`})
     })
     after(async function () {
       await daemon.stop()
@@ -99,6 +99,16 @@ if (redisUrl) {
         expect(response.headers.get('ratelimit-remaining')).to.match(/^\d+$/)
       }
       expect(daemon.logs.join('')).to.include('redis unreachable: rate limits are counted per daemon until it returns')
+      // A create whose delivery cannot be enqueued still answers at once; the sweeper sends it later.
+      await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/outage', event_types: ['lead.created']})
+      const created = await fetch(`${daemon.url}/api/agents/crm/leads`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id, 'content-type': 'application/json'},
+        body: JSON.stringify({contact_name: 'During the outage'}),
+        signal: AbortSignal.timeout(3000),
+      })
+      expect(created.status).to.equal(201)
+      expect(daemon.logs.join('')).to.include('enqueue failed; the sweeper will dispatch these deliveries')
       expect((await daemon.request('/readyz')).status).to.equal(503)
 
       redis = await startRedis(port)
