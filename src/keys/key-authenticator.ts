@@ -24,7 +24,9 @@ interface CachedGrant {
  * (flushLastUsed) rather than with a write per request.
  */
 export class KeyAuthenticator {
-  private readonly cache = new Map<string, CachedGrant>()
+  // Hits and misses are kept apart: a flood of guessed tokens (misses) must not evict real keys.
+  private readonly hits = new Map<string, CachedGrant>()
+  private readonly misses = new Map<string, CachedGrant>()
   private readonly lastUsed = new Map<string, number>()
   private readonly cacheTtlMs: number
   private readonly maxCachedTokens: number
@@ -67,16 +69,21 @@ export class KeyAuthenticator {
   }
 
   private async lookup(hash: string, now: number): Promise<TokenGrant | null> {
-    const cached = this.cache.get(hash)
+    const cached = this.hits.get(hash) ?? this.misses.get(hash)
     if (cached && now - cached.loadedAt < this.cacheTtlMs) return cached.grant
     const grant = await this.store.findByTokenHash(hash)
-    this.cache.delete(hash)
-    if (this.cache.size >= this.maxCachedTokens) {
-      // Maps iterate in insertion order, so the first entry is the oldest lookup.
-      const oldest = this.cache.keys().next().value
-      if (oldest !== undefined) this.cache.delete(oldest)
-    }
-    this.cache.set(hash, {grant, loadedAt: now})
+    this.hits.delete(hash)
+    this.misses.delete(hash)
+    this.remember(grant ? this.hits : this.misses, hash, {grant, loadedAt: now})
     return grant
+  }
+
+  private remember(cache: Map<string, CachedGrant>, hash: string, entry: CachedGrant): void {
+    if (cache.size >= this.maxCachedTokens) {
+      // Maps iterate in insertion order, so the first entry is the oldest lookup.
+      const oldest = cache.keys().next().value
+      if (oldest !== undefined) cache.delete(oldest)
+    }
+    cache.set(hash, entry)
   }
 }
