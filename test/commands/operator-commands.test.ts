@@ -19,6 +19,10 @@ describe('operator commands', function () {
       env = {...backend.env, LEADS_MASTER_KEY: 'ab'.repeat(32)}
       services = await openServices(backend)
     })
+    // Each test gets a customer of its own, so none depends on another having run.
+    beforeEach(async function () {
+      customerId = (await services.customers.create({name: 'Operator test'})).id
+    })
     after(async function () {
       await services.close()
     })
@@ -37,9 +41,8 @@ describe('operator commands', function () {
       const created = await runCliJson(['customers', 'create', '--name', 'Acme Realty'], env)
       expect(created).to.have.keys(['id', 'name', 'created_at'])
       expect(created.name).to.equal('Acme Realty')
-      customerId = created.id
       const list = await runCliJson(['customers', 'list'], env)
-      expect(list.customers.map((c: {id: string}) => c.id)).to.include(customerId)
+      expect(list.customers.map((c: {id: string}) => c.id)).to.include(created.id)
     })
 
     it('keys issue shows the token once and stores only its hash', async function () {
