@@ -70,17 +70,18 @@ export function planBulk(
 }
 
 /** A lead with its match keys computed once. */
-interface MatchEntry {
+export interface MatchEntry {
   lead: LeadRecord
   email: string | null
   phone: string | null
 }
 
-function entryOf(lead: LeadRecord): MatchEntry {
+export function entryOf(lead: LeadRecord): MatchEntry {
   return {lead, email: normalizeEmail(lead.contactEmail), phone: phoneLast10(lead.contactPhone)}
 }
 
-function findMatch(leads: MatchEntry[], input: LeadInput): {lead: LeadRecord; by: 'email' | 'phone'; position: number} | null {
+/** The oldest lead with the input's email, else the oldest with its phone's last 10 digits (leads in age order). */
+export function findMatch(leads: MatchEntry[], input: LeadInput): {lead: LeadRecord; by: 'email' | 'phone'; position: number} | null {
   const email = normalizeEmail(input.contactEmail ?? null)
   if (email !== null) {
     const position = leads.findIndex((entry) => entry.email === email)

@@ -9,7 +9,7 @@ import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
 import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {AppError, ValidationError} from '../shared/errors.js'
-import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
+import {type BulkRow, entryOf, findMatch, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
 import {type CustomerSetup, type LeadInput, parseLeadInput} from './lead-input.js'
 import {matchKeys, mergeLead, newLead} from './lead-merge.js'
 import type {LeadRecord} from './lead-types.js'
@@ -77,7 +77,7 @@ export class LeadsWriteService {
       deliveryIds = []
       await this.leads.lockMatchKeys(trx, customerId, matchKeys(input))
       const candidates = await this.leads.findByMatch(trx, customerId, keysOf([input]), true)
-      const existing = pickMatch(candidates, input)
+      const existing = findMatch(candidates.map(entryOf), input)?.lead
       const now = this.clock.now()
       let record: LeadRecord
       if (existing) {
@@ -156,16 +156,6 @@ function keysOf(inputs: LeadInput[]): {emails: string[]; phones: string[]} {
     if (phone !== null) phones.add(phone)
   }
   return {emails: [...emails], phones: [...phones]}
-}
-
-/** The oldest lead with the input's email, else the oldest with its phone's last 10 digits. */
-function pickMatch(candidates: LeadRecord[], input: LeadInput): LeadRecord | undefined {
-  const email = normalizeEmail(input.contactEmail ?? null)
-  const phone = phoneLast10(input.contactPhone ?? null)
-  return (
-    (email === null ? undefined : candidates.find((lead) => normalizeEmail(lead.contactEmail) === email)) ??
-    (phone === null ? undefined : candidates.find((lead) => phoneLast10(lead.contactPhone) === phone))
-  )
 }
 
 function firstStageId(setup: CustomerSetup): string {
