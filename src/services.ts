@@ -10,8 +10,10 @@ import {connectRedis, type RedisClient} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
 import {DeliveriesStore} from './deliveries/deliveries-store.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
-import {type DispatchQueue, MemoryQueue, RedisStreamQueue} from './deliveries/dispatch-queue.js'
+import {type DispatchQueue, MemoryQueue} from './deliveries/dispatch-queue.js'
+import {FallbackQueue} from './deliveries/fallback-queue.js'
 import {DeliveryOutbox} from './deliveries/outbox.js'
+import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
 import {EventsStore} from './events/events-store.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
@@ -53,7 +55,7 @@ export interface Services {
   /** A delivery worker on this process's queue; the daemon starts one unless its role is api. */
   createWorker(options?: WorkerOptions): DeliveryWorker
   /** Which backing stores answer right now (null: not configured). */
-  readiness(): Promise<{database: boolean; redis: boolean | null}>
+  readiness(): Promise<Readiness>
   close(): Promise<void>
 }
 
@@ -73,7 +75,19 @@ export interface ServiceOptions {
   lookup?: LookupFn
   /** Connect to LEADS_REDIS_URL; default true. Operator commands that never touch Redis skip it. */
   connectRedis?: boolean
+  /** When Redis cannot be reached at start: fail (default), or serve degraded and connect when it returns (the daemon). */
+  redisUnreachable?: 'fail' | 'degrade'
 }
+
+/** What /readyz reports: each backing store, the dispatch loop, and why the daemon is not ready. */
+export interface Readiness {
+  ready: boolean
+  checks: {database: boolean; redis: boolean | null; dispatch: boolean | null}
+  reasons: string[]
+}
+
+/** A dispatch loop whose every read has failed for this long is reported as stalled. */
+export const DISPATCH_STALLED_AFTER_MS = 15_000
 
 /**
  * Builds every service from the configuration: shared by the daemon and the operator commands.
@@ -88,7 +102,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await checkDatabase(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
-    if (config.redisUrl && (options.connectRedis ?? true)) redis = await connectRedis(config.redisUrl, options.logger)
+    if (config.redisUrl && (options.connectRedis ?? true)) redis = await connectRedis(config.redisUrl, {logger: options.logger, whenUnreachable: options.redisUnreachable})
   } catch (error) {
     await db.destroy()
     throw error
@@ -103,7 +117,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const deliveriesStore = new DeliveriesStore(db)
   const eventsStore = new EventsStore(db)
   const consumer = `${os.hostname()}:${process.pid}`
-  const queue: DispatchQueue = redis ? new RedisStreamQueue(redis, consumer, 60_000, options.logger) : new MemoryQueue()
+  const queue: DispatchQueue = redis ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger) : new MemoryQueue()
   const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
   const metrics = new Metrics(deliveriesStore, clock)
@@ -141,12 +155,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
         {clock, ...workerOptions},
       ),
     async readiness() {
+      const reasons: string[] = []
       const database = await db.raw('select 1').then(
         () => true,
-        () => false,
+        (error: Error) => (reasons.push(`database unreachable: ${(error as {code?: string}).code ?? 'no answer'}`), false),
       )
-      const redisUp = redis ? await redis.ping().then(() => true, () => false) : null
-      return {database, redis: redisUp}
+      const redisUp = redis ? await redis.ping().then(() => true, () => (reasons.push('redis unreachable: rate limits are per daemon and deliveries are dispatched by the sweeper'), false)) : null
+      const dispatch = dispatchCheck(queue, redis, clock.now(), reasons)
+      return {ready: reasons.length === 0, checks: {database, redis: redisUp, dispatch}, reasons}
     },
     async close() {
       await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
@@ -155,6 +171,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await db.destroy()
     },
   }
+}
+
+/** The dispatch loop is stalled when every read from Redis has failed for DISPATCH_STALLED_AFTER_MS; idle or busy is fine. */
+function dispatchCheck(queue: DispatchQueue, redis: RedisClient | null, now: number, reasons: string[]): boolean | null {
+  if (!redis) return null
+  const {failingSinceMs, lastError} = queue.health()
+  if (failingSinceMs === null || now - failingSinceMs < DISPATCH_STALLED_AFTER_MS) return true
+  reasons.push(`delivery dispatch stalled for ${Math.round((now - failingSinceMs) / 1000)} s: ${lastError ?? 'unknown error'}`)
+  return false
 }
 
 async function checkDatabase(db: Db): Promise<void> {

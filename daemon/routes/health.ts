@@ -11,10 +11,9 @@ export function healthRoutes(services: Services): Router<AppState> {
     ctx.body = {status: 'ok'}
   })
   router.get('/readyz', async (ctx: AppContext) => {
-    const checks = await services.readiness()
-    const ready = checks.database && checks.redis !== false
+    const {ready, checks, reasons} = await services.readiness()
     ctx.status = ready ? 200 : 503
-    ctx.body = {status: ready ? 'ready' : 'unavailable', checks}
+    ctx.body = {status: ready ? 'ready' : 'unavailable', checks, reasons}
   })
   if (services.config.metricsEnabled) {
     router.get('/metrics', async (ctx: AppContext) => {

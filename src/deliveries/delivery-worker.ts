@@ -6,15 +6,17 @@ import pRetry, {AbortError} from 'p-retry'
 import type {EventsStore} from '../events/events-store.js'
 import type {Logger} from '../log/logger.js'
 import type {Metrics} from '../metrics/metrics.js'
-import {type Clock, isoTime, systemClock} from '../shared/clock.js'
+import {type Clock, systemClock} from '../shared/clock.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
-import {AUTO_DISABLE_AFTER_MS} from '../webhooks/webhook-types.js'
+import {WebhookHealth} from '../webhooks/webhook-health.js'
 import type {WebhooksStore} from '../webhooks/webhooks-store.js'
+import {attemptOutcome, describeResult} from './attempt-outcome.js'
 import type {DeliveriesStore} from './deliveries-store.js'
-import type {AttemptOutcome} from './delivery-types.js'
+import {type ClaimedDelivery, DeliveryClaims} from './delivery-claims.js'
+import {DeliverySweeper} from './delivery-sweeper.js'
 import type {DispatchQueue} from './dispatch-queue.js'
-import type {DeliverySender, SendResult} from './sender.js'
-import {signatureFor} from './signing.js'
+import type {DeliverySender} from './sender.js'
+import {signedRequest} from './signed-request.js'
 
 export interface WorkerOptions {
   /** Deliveries in flight at once (each may be waiting out a backoff). */
@@ -41,6 +43,9 @@ interface Dependencies {
   metrics?: Metrics
 }
 
+/** How a delivery's attempts ended. */
+type AttemptsEnd = {kind: 'succeeded'} | {kind: 'failed'; lastError: string} | {kind: 'lost'} | {kind: 'stopped'}
+
 /** Why an attempt ended the delivery at once (3xx, SSRF block), carried through p-retry. */
 class TerminalAttempt extends Error {}
 class RetryableAttempt extends Error {}
@@ -48,20 +53,21 @@ class RetryableAttempt extends Error {}
 class LostClaim extends Error {}
 
 /**
- * The delivery worker: takes ids from the queue, claims each delivery in the database (a lease,
- * so no two workers deliver it at once), signs and sends it with p-retry's exponential backoff,
- * records every attempt, and keeps webhook health. A sweeper re-dispatches deliveries that a
- * queue lost or whose worker died.
+ * The delivery worker: takes ids from the queue, claims each delivery (DeliveryClaims), sends
+ * it signed with p-retry's exponential backoff, records every attempt, and reports the outcome
+ * to the webhook's health. Its sweeper re-dispatches what a queue lost or a dead worker left.
  */
 export class DeliveryWorker {
   private readonly options: Required<Omit<WorkerOptions, 'clock'>>
   private readonly clock: Clock
+  private readonly claims: DeliveryClaims
+  private readonly health: WebhookHealth
+  private readonly sweeper: DeliverySweeper
   private readonly inFlight = new Set<Promise<void>>()
   private running = false
   /** Aborts the backoff waits of deliveries in flight when the worker stops. */
   private readonly stopping = new AbortController()
   private loop: Promise<void> | null = null
-  private sweepTimer: NodeJS.Timeout | null = null
 
   constructor(
     private readonly deps: Dependencies,
@@ -76,22 +82,17 @@ export class DeliveryWorker {
       redispatchAfterMs: options.redispatchAfterMs ?? 10_000,
       workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     }
+    const {deliveries, webhooks, events, secrets, queue, logger} = deps
+    this.claims = new DeliveryClaims(deliveries, webhooks, events, secrets, this.clock, this.options.workerId, this.options.maxDelayMs)
+    this.health = new WebhookHealth(webhooks, this.clock, logger)
+    this.sweeper = new DeliverySweeper(deliveries, queue, this.clock, logger, this.options.redispatchAfterMs)
   }
 
   start(): void {
     if (this.running) return
     this.running = true
     this.loop = this.takeLoop()
-    let sweeping = false
-    this.sweepTimer = setInterval(() => {
-      // One sweep at a time: a slow database must not pile sweeps up.
-      if (sweeping) return
-      sweeping = true
-      this.sweep()
-        .catch((error: Error) => this.deps.logger.warn({err: {message: error.message}}, 'delivery sweep failed'))
-        .finally(() => (sweeping = false))
-    }, this.options.sweepIntervalMs)
-    this.sweepTimer.unref()
+    this.sweeper.start(this.options.sweepIntervalMs)
   }
 
   /**
@@ -101,7 +102,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.running = false
     this.stopping.abort()
-    if (this.sweepTimer) clearInterval(this.sweepTimer)
+    this.sweeper.stop()
     await this.deps.queue.close()
     await this.loop
     await Promise.allSettled([...this.inFlight])
@@ -110,58 +111,44 @@ export class DeliveryWorker {
 
   /** Re-dispatches deliveries left behind; returns how many. Runs on a timer, callable from tests. */
   async sweep(): Promise<number> {
-    const now = this.clock.now()
-    await this.deps.deliveries.releaseExpiredLeases(now)
-    const ids = await this.deps.deliveries.takeUndispatched(now, now - this.options.redispatchAfterMs, 500)
-    if (ids.length > 0) await this.deps.queue.enqueue(ids)
-    return ids.length
+    return this.sweeper.sweep()
   }
 
   /** Delivers one delivery if this worker can claim it; resolves when it is finished. */
   async process(deliveryId: string): Promise<void> {
-    const {deliveries, webhooks, events, secrets, logger} = this.deps
-    const workerId = this.options.workerId
-    const delivery = await deliveries.find(deliveryId)
-    const loaded = delivery && (await webhooks.findWithSecret(delivery.webhookId))
-    const leaseMs = () => (loaded ? loaded.webhook.timeoutSeconds * 1000 : 60_000) + this.options.maxDelayMs + 30_000
-    if (!delivery || !(await deliveries.claim(deliveryId, workerId, this.clock.now(), this.clock.now() + leaseMs()))) return
+    const claimed = await this.claims.claim(deliveryId)
+    if (!claimed) return
+    const end = await this.sendWithRetries(claimed)
+    if (end.kind === 'lost') return
+    if (end.kind === 'stopped') return this.claims.release(deliveryId)
+    if (end.kind === 'succeeded') {
+      await this.claims.finish(deliveryId, 'succeeded', null)
+      this.deps.metrics?.deliveries.inc({outcome: 'succeeded'})
+      return this.health.deliverySucceeded(claimed.webhook.id)
+    }
+    await this.claims.finish(deliveryId, 'failed', end.lastError)
+    this.deps.metrics?.deliveries.inc({outcome: 'failed'})
+    await this.health.deliveryFailed(claimed.webhook.id)
+  }
 
-    if (!loaded) return deliveries.finish(deliveryId, workerId, 'cancelled', this.clock.now(), 'webhook deleted')
-    const {webhook, secretCiphertext} = loaded
-    if (!webhook.isActive) return deliveries.finish(deliveryId, workerId, 'cancelled', this.clock.now(), 'webhook disabled')
-    const event = await events.find(delivery.eventId)
-    if (!event) return deliveries.finish(deliveryId, workerId, 'failed', this.clock.now(), 'event not found')
-
-    const secret = secrets.open(secretCiphertext)
+  /** The delivery's remaining attempts, each recorded, with exponential backoff between them. */
+  private async sendWithRetries(claimed: ClaimedDelivery): Promise<AttemptsEnd> {
+    const {delivery, webhook, secret, event} = claimed
+    const {deliveries, sender} = this.deps
     const attemptsLeft = webhook.retryAttempts + 1 - delivery.attemptsMade
-    const priorAttempts = await deliveries.countAttempts(deliveryId)
-    let lastError = 'no attempt left'
+    if (attemptsLeft <= 0) return {kind: 'failed', lastError: 'no attempt left'}
+    const priorAttempts = await deliveries.countAttempts(delivery.id)
+    let lastError = ''
     try {
-      if (attemptsLeft <= 0) throw new TerminalAttempt(lastError)
       await pRetry(
         async (attempt) => {
-          if (!(await deliveries.renewLease(deliveryId, workerId, this.clock.now() + leaseMs()))) {
-            throw new AbortError(new LostClaim('the delivery was cancelled or taken over'))
-          }
-          const timestamp = Math.floor(this.clock.now() / 1000)
-          const body = JSON.stringify({event: event.type, delivered_at: isoTime(this.clock.now()), lead: event.payload})
+          if (!(await this.claims.renew(claimed))) throw new AbortError(new LostClaim('the delivery was cancelled or taken over'))
           const startedAt = this.clock.now()
-          const result = await this.deps.sender.send({
-            url: webhook.url,
-            body,
-            timeoutMs: webhook.timeoutSeconds * 1000,
-            headers: {
-              'content-type': 'application/json',
-              'user-agent': 'leads-webhooks/1.0',
-              'x-service-signature': signatureFor(secret, timestamp, body),
-              'x-service-timestamp': String(timestamp),
-              'x-service-delivery': deliveryId,
-            },
-          })
-          const outcome = outcomeOf(result)
+          const result = await sender.send(signedRequest(webhook, secret, event, delivery.id, startedAt))
+          const outcome = attemptOutcome(result)
           await deliveries.recordAttempt(
             {
-              deliveryId,
+              deliveryId: delivery.id,
               attemptNumber: priorAttempts + attempt,
               startedAt,
               durationMs: result.durationMs,
@@ -170,10 +157,10 @@ export class DeliveryWorker {
               responseSnippet: result.kind === 'response' ? result.snippet : null,
               outcome,
             },
-            workerId,
+            this.options.workerId,
           )
           if (outcome === 'success') return
-          lastError = describe(result)
+          lastError = describeResult(result)
           throw outcome === 'terminal' ? new AbortError(new TerminalAttempt(lastError)) : new RetryableAttempt(lastError)
         },
         {
@@ -185,20 +172,12 @@ export class DeliveryWorker {
           signal: this.stopping.signal,
         },
       )
-      await deliveries.finish(deliveryId, workerId, 'succeeded', this.clock.now(), null)
-      this.deps.metrics?.deliveries.inc({outcome: 'succeeded'})
-      await webhooks.recordSuccess(webhook.id, this.clock.now())
+      return {kind: 'succeeded'}
     } catch (error) {
-      if (error instanceof LostClaim) return
-      if (this.stopping.signal.aborted && error === this.stopping.signal.reason) return deliveries.release(deliveryId, workerId, this.clock.now())
-      if (!(error instanceof TerminalAttempt || error instanceof RetryableAttempt)) throw error
-      await deliveries.finish(deliveryId, workerId, 'failed', this.clock.now(), lastError)
-      this.deps.metrics?.deliveries.inc({outcome: 'failed'})
-      const health = await webhooks.recordFailure(webhook.id, this.clock.now())
-      if (health?.isActive && health.failingSince !== null && this.clock.now() - health.failingSince >= AUTO_DISABLE_AFTER_MS) {
-        await webhooks.update(health.customerId, health.id, {isActive: false, disabledReason: 'every delivery failed for 5 days', updatedAt: this.clock.now()})
-        logger.warn({webhook_id: health.id, customer_id: health.customerId}, 'webhook disabled after 5 days of failed deliveries')
-      }
+      if (error instanceof LostClaim) return {kind: 'lost'}
+      if (this.stopping.signal.aborted && error === this.stopping.signal.reason) return {kind: 'stopped'}
+      if (error instanceof TerminalAttempt || error instanceof RetryableAttempt) return {kind: 'failed', lastError}
+      throw error
     }
   }
 
@@ -228,17 +207,4 @@ export class DeliveryWorker {
       }
     }
   }
-}
-
-function outcomeOf(result: SendResult): AttemptOutcome {
-  if (result.kind === 'blocked') return 'terminal'
-  if (result.kind !== 'response') return 'retry'
-  if (result.statusCode >= 200 && result.statusCode < 300) return 'success'
-  // Redirects are neither followed nor retried.
-  if (result.statusCode >= 300 && result.statusCode < 400) return 'terminal'
-  return 'retry'
-}
-
-function describe(result: SendResult): string {
-  return result.kind === 'response' ? `HTTP ${result.statusCode}` : result.error
 }

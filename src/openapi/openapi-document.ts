@@ -215,10 +215,18 @@ export function openApiDocument(): Json {
         Error: ERROR_ENVELOPE_SCHEMA,
         Readiness: {
           type: 'object',
-          required: ['status', 'checks'],
+          required: ['status', 'checks', 'reasons'],
           properties: {
             status: {type: 'string', enum: ['ready', 'unavailable']},
-            checks: {type: 'object', properties: {database: {type: 'boolean'}, redis: {type: ['boolean', 'null']}}},
+            checks: {
+              type: 'object',
+              properties: {
+                database: {type: 'boolean'},
+                redis: {type: ['boolean', 'null'], description: 'null when LEADS_REDIS_URL is unset'},
+                dispatch: {type: ['boolean', 'null'], description: 'false when every read of the delivery stream has failed for 15 s; null without Redis'},
+              },
+            },
+            reasons: {type: 'array', items: {type: 'string'}, description: 'Why the daemon is not ready; empty when it is'},
           },
         },
       },

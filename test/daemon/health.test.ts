@@ -25,7 +25,8 @@ describe('health endpoints', function () {
       expect(response.status).to.equal(200)
       expect(response.body).to.deep.equal({
         status: 'ready',
-        checks: {database: true, redis: backend.env['LEADS_REDIS_URL'] ? true : null},
+        checks: {database: true, redis: backend.env['LEADS_REDIS_URL'] ? true : null, dispatch: backend.env['LEADS_REDIS_URL'] ? true : null},
+        reasons: [],
       })
     })
   })

@@ -1,6 +1,5 @@
-import {type ChildProcess, spawn} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import net from 'node:net'
 
 import {expect} from 'chai'
 import {createClient} from 'redis'
@@ -8,43 +7,10 @@ import {createClient} from 'redis'
 import {backends} from '../helpers/backends.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+import {freePort, killRedis, startRedis, waitUntil} from '../helpers/throwaway-redis.js'
 
 const LIST = '/api/agents/crm/leads'
 const sqlite = () => backends()[0]!
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const {port} = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** A throwaway redis-server of the test's own, so taking it away disturbs nothing else. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {stdio: 'ignore'})
-  const client = createClient({url: `redis://127.0.0.1:${port}`, socket: {reconnectStrategy: false}})
-  client.on('error', () => undefined)
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      await client.connect()
-      await client.close()
-      return child
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  throw new Error('redis-server did not start')
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 const redisUrl = process.env['LEADS_TEST_REDIS_URL']
 if (redisUrl) {
@@ -90,8 +56,8 @@ if (redisUrl) {
       const call = () => daemon.request(LIST, {token: tenant.token, customerId: tenant.customer.id})
       expect((await call()).status).to.equal(200)
 
-      redis.kill('SIGKILL')
-      await until(() => daemon.services.redis?.isReady === false, 'the daemon to notice Redis is gone')
+      await killRedis(redis)
+      await waitUntil(() => daemon.services.redis?.isReady === false, 'the daemon to notice Redis is gone')
       for (let i = 0; i < 3; i++) {
         const response = await call()
         expect(response.status).to.equal(200)
@@ -108,11 +74,11 @@ if (redisUrl) {
         signal: AbortSignal.timeout(3000),
       })
       expect(created.status).to.equal(201)
-      expect(daemon.logs.join('')).to.include('enqueue failed; the sweeper will dispatch these deliveries')
+      expect(daemon.logs.join('')).to.include('redis enqueue failed; deliveries are dispatched by this process and the sweeper until it works')
       expect((await daemon.request('/readyz')).status).to.equal(503)
 
       redis = await startRedis(port)
-      await until(() => daemon.services.redis?.isReady === true, 'the daemon to reconnect')
+      await waitUntil(() => daemon.services.redis?.isReady === true, 'the daemon to reconnect')
       await call()
       await call()
       const direct = createClient({url: `redis://127.0.0.1:${port}`})

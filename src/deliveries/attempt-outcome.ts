@@ -1,0 +1,17 @@
+import type {AttemptOutcome} from './delivery-types.js'
+import type {SendResult} from './sender.js'
+
+/** What an attempt's result means for the delivery: done, try again, or stop (the spec's retry rules). */
+export function attemptOutcome(result: SendResult): AttemptOutcome {
+  if (result.kind === 'blocked') return 'terminal'
+  if (result.kind !== 'response') return 'retry'
+  if (result.statusCode >= 200 && result.statusCode < 300) return 'success'
+  // Redirects are neither followed nor retried.
+  if (result.statusCode >= 300 && result.statusCode < 400) return 'terminal'
+  return 'retry'
+}
+
+/** The one-line reason kept as a failed delivery's last error. */
+export function describeResult(result: SendResult): string {
+  return result.kind === 'response' ? `HTTP ${result.statusCode}` : result.error
+}
