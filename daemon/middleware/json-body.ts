@@ -1,20 +1,25 @@
 import {bodyParser} from '@koa/bodyparser'
 import type {Next} from 'koa'
 
+import {AppError, ValidationError} from '../../src/shared/errors.js'
+import {checkJsonText} from '../../src/shared/text.js'
 import {isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
 
 export const SINGLE_BODY_LIMIT = '1mb'
 export const BULK_BODY_LIMIT = '10mb'
+/** The Content-Encodings the body parser can decompress. */
+export const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br']
 
 const METHODS_WITH_BODY = ['POST', 'PUT', 'PATCH']
 
 /**
- * Parses JSON bodies only: a body of another type is a 415, malformed JSON a 400 and one over
- * the limit (1 MiB, 10 MiB on bulk routes) a 413, all raised for the error envelope to render.
+ * Parses JSON bodies only: a body of another type or encoding is a 415, malformed JSON (or JSON
+ * that cannot be decompressed, or that holds a prototype key or text no database stores) a 400,
+ * and one over the limit (1 MiB, 10 MiB on bulk routes) a 413, all raised for the error envelope.
  */
 export function jsonBody() {
-  const options = {enableTypes: ['json'] as Array<'json'>, jsonStrict: true, encoding: 'utf-8'}
+  const options = {enableTypes: ['json'] as Array<'json'>, jsonStrict: true, encoding: 'utf-8', onError: rethrowAsRequestError}
   const single = bodyParser({...options, jsonLimit: SINGLE_BODY_LIMIT})
   const bulk = bodyParser({...options, jsonLimit: BULK_BODY_LIMIT})
   return async function jsonBodyMiddleware(ctx: AppContext, next: Next): Promise<void> {
@@ -23,6 +28,25 @@ export function jsonBody() {
       if (!ctx.is('application/json')) throw Object.assign(new Error('unsupported media type'), {status: 415})
     }
     const parser = isBulkRequest(ctx) ? bulk : single
-    await parser(ctx as never, next)
+    await parser(ctx as never, async () => {
+      checkJsonText(ctx.request.body)
+      await next()
+    })
   }
+}
+
+/** Turns the parser's failures that have a better answer than "not valid JSON" into request errors. */
+function rethrowAsRequestError(error: Error & {status?: number; code?: string}, ctx: {get(name: string): string}): never {
+  const encoding = ctx.get('content-encoding')
+  if (error.status === 415 && /Content-Encoding/i.test(error.message)) {
+    throw new AppError('invalid_request_error', 415, `Content-Encoding "${encoding}" is not supported; send the body as ${BODY_ENCODINGS.join(', ')}.`)
+  }
+  // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR, ...) carry no HTTP status: the body was not what its encoding says.
+  if (error.status === undefined && error.code?.startsWith('Z_')) {
+    throw new ValidationError(`Request body could not be decompressed as Content-Encoding "${encoding}".`)
+  }
+  if (/forbidden prototype property/.test(error.message)) {
+    throw new ValidationError('Request body must not contain the keys "__proto__" or "constructor.prototype".', '__proto__')
+  }
+  throw error
 }

@@ -1,3 +1,4 @@
+import {ValidationError} from '../shared/errors.js'
 import type {LeadInput} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
 import type {LeadRecord} from './lead-types.js'
@@ -59,14 +60,28 @@ export function planBulk(
       const param = match.by === 'email' ? 'contact_email' : 'contact_phone'
       outcomes.push({index: row.index, status: 'failed', error: {message: `matches existing lead ${match.lead.id} by ${match.by}`, param}})
     } else {
-      const merged = mergeLead(match.lead, input, now)
-      leads[match.position] = entryOf(merged)
-      changed.add(merged.id)
-      outcomes.push({index: row.index, status: 'updated', lead: merged})
+      const merged = mergeOrError(match.lead, input, now)
+      if ('error' in merged) {
+        outcomes.push({index: row.index, status: 'failed', error: merged.error})
+        continue
+      }
+      leads[match.position] = entryOf(merged.lead)
+      changed.add(merged.lead.id)
+      outcomes.push({index: row.index, status: 'updated', lead: merged.lead})
     }
   }
   const finalState = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
   return {outcomes, writes: [...changed].map((id) => finalState.get(id) as LeadRecord)}
+}
+
+/** A merge, or the row error that stops it (the merged custom fields would be too large). */
+function mergeOrError(existing: LeadRecord, input: LeadInput, now: number): {lead: LeadRecord} | {error: {message: string; param?: string}} {
+  try {
+    return {lead: mergeLead(existing, input, now)}
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error
+    return {error: {message: error.message, ...(error.param ? {param: error.param} : {})}}
+  }
 }
 
 /** A lead with its match keys computed once. */

@@ -3,6 +3,7 @@ import {LEAD_LINE_SLUG, LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
 import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
+import {checkCustomFieldsSize, LEAD_LIMITS} from './lead-limits.js'
 import {phoneDigits} from './match-keys.js'
 
 /** Body of POST /leads and of each bulk row: the one source for validation and the API document. */
@@ -10,13 +11,14 @@ export const LEAD_INPUT_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    contact_name: {type: ['string', 'null'], maxLength: 200},
-    contact_phone: {type: ['string', 'null'], maxLength: 64},
-    contact_email: {anyOf: [{type: 'string', format: 'email', maxLength: 254}, {type: 'null'}]},
-    stage_slug: {type: ['string', 'null'], maxLength: 64},
+    contact_name: {type: ['string', 'null'], maxLength: LEAD_LIMITS.contactName},
+    contact_phone: {type: ['string', 'null'], maxLength: LEAD_LIMITS.contactPhone, description: `At most ${LEAD_LIMITS.phoneDigits} digits`},
+    contact_email: {anyOf: [{type: 'string', format: 'email', maxLength: LEAD_LIMITS.contactEmail}, {type: 'null'}]},
+    stage_slug: {type: ['string', 'null'], maxLength: LEAD_LIMITS.stageSlug},
     custom_fields: {
       type: 'object',
-      additionalProperties: {type: ['string', 'number', 'boolean', 'null']},
+      description: `At most ${LEAD_LIMITS.customFieldsBytes} bytes as JSON per lead, also after a merge`,
+      additionalProperties: {anyOf: [{type: 'string', maxLength: LEAD_LIMITS.customFieldValue}, {type: ['number', 'boolean', 'null']}]},
     },
     source_platform: {anyOf: [{type: 'string', enum: [...SOURCE_PLATFORMS]}, {type: 'null'}]},
     source_type: {anyOf: [{type: 'string', enum: [...SOURCE_TYPES]}, {type: 'null'}]},
@@ -24,11 +26,11 @@ export const LEAD_INPUT_SCHEMA = {
 } as const
 
 const RULES: Record<string, string> = {
-  contact_name: 'must be a string of at most 200 characters',
-  contact_phone: 'must be a string of at most 64 characters',
-  contact_email: 'must be an email address of at most 254 characters',
+  contact_name: `must be a string of at most ${LEAD_LIMITS.contactName} characters`,
+  contact_phone: `must be a string of at most ${LEAD_LIMITS.contactPhone} characters`,
+  contact_email: `must be an email address of at most ${LEAD_LIMITS.contactEmail} characters`,
   stage_slug: 'must be a stage slug',
-  custom_fields: 'must be an object mapping field slugs to strings, numbers, booleans or null',
+  custom_fields: `must be an object mapping field slugs to strings (at most ${LEAD_LIMITS.customFieldValue} characters), numbers, booleans or null`,
   source_platform: `must be one of ${SOURCE_PLATFORMS.join(', ')}`,
   source_type: `must be one of ${SOURCE_TYPES.join(', ')}`,
 }
@@ -72,11 +74,10 @@ export function parseLeadInput(raw: unknown, setup: CustomerSetup): LeadInput {
   if (contactName === undefined && contactPhone === undefined && contactEmail === undefined) {
     throw new ValidationError('give at least one of contact_name, contact_phone, contact_email', 'contact_name')
   }
-  if (contactPhone !== undefined && phoneDigits(contactPhone) === null) {
-    throw new ValidationError('contact_phone must contain digits', 'contact_phone')
-  }
+  if (contactPhone !== undefined) checkPhoneDigits(contactPhone)
 
   const {customFields, unknownCustomFields} = checkCustomFields((body['custom_fields'] ?? {}) as CustomFields, setup.fields)
+  checkCustomFieldsSize(customFields)
   return {
     contactName,
     contactPhone,
@@ -86,6 +87,14 @@ export function parseLeadInput(raw: unknown, setup: CustomerSetup): LeadInput {
     sourceType: given(body['source_type']) as SourceType | undefined,
     customFields,
     unknownCustomFields,
+  }
+}
+
+function checkPhoneDigits(phone: string): void {
+  const digits = phoneDigits(phone)
+  if (digits === null) throw new ValidationError('contact_phone must contain digits', 'contact_phone')
+  if (digits.length > LEAD_LIMITS.phoneDigits) {
+    throw new ValidationError(`contact_phone may have at most ${LEAD_LIMITS.phoneDigits} digits; it has ${digits.length}`, 'contact_phone')
   }
 }
 

@@ -2,6 +2,7 @@ import {randomUUID} from 'node:crypto'
 
 import {LEAD_LINE_SLUG, type LeadLine} from '../customers/customer-types.js'
 import type {LeadInput} from './lead-input.js'
+import {checkCustomFieldsSize} from './lead-limits.js'
 import type {LeadRecord, SourceType} from './lead-types.js'
 import {normalizeEmail, phoneLast10} from './match-keys.js'
 
@@ -29,9 +30,13 @@ export function newLead(customerId: string, input: LeadInput, defaults: {stageId
   }
 }
 
-/** An existing lead with the input merged in: given fields overwrite, custom fields merge key by key. */
+/**
+ * An existing lead with the input merged in: given fields overwrite, custom fields merge key by
+ * key. Throws ValidationError when the merged custom fields would exceed their size limit.
+ */
 export function mergeLead(existing: LeadRecord, input: LeadInput, now: number): LeadRecord {
   const customFields = {...existing.customFields, ...input.customFields}
+  checkCustomFieldsSize(customFields)
   return {
     ...existing,
     contactName: input.contactName ?? existing.contactName,

@@ -2,6 +2,7 @@ import type {LeadLine} from '../customers/customer-types.js'
 import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {queryAjv, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
+import {textProblem} from '../shared/text.js'
 import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
 import {LEAD_STATUSES, type LeadStatus} from './lead-types.js'
 
@@ -63,10 +64,13 @@ const validate = queryAjv.compile(LIST_QUERY_SCHEMA)
 
 /** Validates raw query parameters (as the HTTP layer parsed them) into a typed list query. */
 export function parseListQuery(raw: Record<string, string | string[] | undefined>): ListQuery {
-  const params: Record<string, unknown> = {}
+  // No prototype: `?__proto__=x` must become a parameter the schema rejects, not this object's prototype.
+  const params: Record<string, unknown> = Object.create(null) as Record<string, unknown>
   for (const [name, value] of Object.entries(raw)) {
     if (Array.isArray(value)) throw new ValidationError(`query parameter "${name}" was given more than once`, name)
     if (value === undefined) continue
+    const problem = textProblem(value, 'line')
+    if (problem) throw new ValidationError(`query parameter "${name}" ${problem}`, name)
     // ajv would coerce "1e3" or " 5" to numbers; integers here are plain digits.
     if (INTEGER_PARAMS.has(name) && !/^\d+$/.test(value)) {
       throw new ValidationError(`query parameter "${name}" ${RULES[name]}`, name)

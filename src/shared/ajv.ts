@@ -6,11 +6,20 @@ import {ValidationError} from './errors.js'
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
+/**
+ * ajv-formats' date-time accepts a leap second (23:59:60), which Date.parse cannot represent: the
+ * value would become NaN further on. Only instants JavaScript can hold are valid here.
+ */
+function withRepresentableDateTimes(ajv: Ajv): Ajv {
+  const rfc3339 = ajv.formats['date-time'] as {validate: (value: string) => boolean}
+  return ajv.addFormat('date-time', (value: string) => rfc3339.validate(value) && Number.isFinite(Date.parse(value)))
+}
+
 /** Ajv for query strings: "20" becomes 20 and "true" becomes true before the schema applies. */
-export const queryAjv = addFormats(new Ajv({allErrors: false, coerceTypes: true, useDefaults: true, allowUnionTypes: true}))
+export const queryAjv = withRepresentableDateTimes(addFormats(new Ajv({allErrors: false, coerceTypes: true, useDefaults: true, allowUnionTypes: true})))
 
 /** Ajv for JSON bodies: types are taken as sent. */
-export const bodyAjv = addFormats(new Ajv({allErrors: false, useDefaults: true, allowUnionTypes: true}))
+export const bodyAjv = withRepresentableDateTimes(addFormats(new Ajv({allErrors: false, useDefaults: true, allowUnionTypes: true})))
 
 /** The field an ajv error is about: the unknown property's name, or the path's first segment. */
 export function errorParam(error: ErrorObject): string | undefined {

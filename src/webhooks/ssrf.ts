@@ -89,6 +89,12 @@ export function parseWebhookUrl(raw: string): URL {
   // Credentials in the URL would end up in logs and in every stored copy of the webhook.
   if (url.username || url.password) throw new ValidationError('webhook url must not contain credentials', 'url')
   if (!url.hostname) throw new ValidationError('webhook url must name a host', 'url')
+  // Port 0 parses but can never be connected to.
+  if (url.port === '0') throw new ValidationError('webhook url must not use port 0', 'url')
+  // What is stored is the normalised form (percent-encoded), which can be longer than what was sent.
+  if (url.href.length > MAX_URL_LENGTH) {
+    throw new ValidationError(`webhook url must be at most ${MAX_URL_LENGTH} characters once normalised (percent-encoded); it has ${url.href.length}`, 'url')
+  }
   return url
 }
 
