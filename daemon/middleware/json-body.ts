@@ -46,7 +46,7 @@ function rethrowAsRequestError(error: Error & {status?: number; code?: string}, 
     throw new ValidationError(`Request body could not be decompressed as Content-Encoding "${encoding}".`)
   }
   if (/forbidden prototype property/.test(error.message)) {
-    throw new ValidationError('Request body must not contain the keys "__proto__" or "constructor.prototype".', '__proto__')
+    throw new ValidationError('Request body must not contain the key "__proto__".', '__proto__')
   }
   throw error
 }

@@ -17,7 +17,7 @@ export interface RequestOptions {
   token?: string
   customerId?: string
   headers?: Record<string, string>
-  body?: string
+  body?: string | Uint8Array
 }
 
 export interface TestDaemon extends RunningDaemon {

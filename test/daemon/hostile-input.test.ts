@@ -1,0 +1,134 @@
+import {gzipSync} from 'node:zlib'
+
+import {expect} from 'chai'
+
+import {LEAD_LIMITS} from '../../src/leads/lead-limits.js'
+import {counts, postJson} from '../helpers/api.js'
+import {forEachBackend} from '../helpers/backends.js'
+import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+const CREATE = '/api/agents/crm/leads'
+const BULK = '/api/agents/crm/leads/bulk'
+const WEBHOOKS = '/api/agents/crm/lead-webhooks'
+const NOTE_FIELDS = Array.from({length: 10}, (_, i) => `note_${i}`)
+/** A custom-field value at its length limit that takes two UTF-8 bytes per character. */
+const LONG_VALUE = 'é'.repeat(LEAD_LIMITS.customFieldValue)
+
+/**
+ * Values the validator used to accept and a database refused (500 on MySQL) or silently stored
+ * (SQLite), found by a black-box probe: each is a clear 4xx now, on both backends, and changes nothing.
+ */
+describe('hostile input', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    const send = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
+      daemon.request(path, {method: 'POST', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json', ...headers}, body})
+    const list = (query: string) => daemon.request(`${CREATE}?${query}`, {token: tenant.token, customerId: tenant.customer.id})
+    const expectRefused = async (response: {status: number; body: {error?: {code: number; param?: string}}}, status: number, param?: string) => {
+      expect(response.status).to.equal(status)
+      expect(response.body.error?.code).to.equal(status)
+      if (param !== undefined) expect(response.body.error?.param).to.equal(param)
+      expect((await counts(daemon, tenant)).leads).to.equal(0)
+    }
+
+    before(async function () {
+      daemon = await startTestDaemon(backend, {lookup: async () => [{address: '93.184.216.34', family: 4}]})
+    })
+    beforeEach(async function () {
+      tenant = await newTenant(daemon.services, undefined, {roomy: true})
+      for (const slug of NOTE_FIELDS) await daemon.services.customers.addField(tenant.customer.id, {slug, type: 'string'})
+    })
+    after(async function () {
+      await daemon.stop()
+    })
+
+    describe('values past what the columns hold', function () {
+      it('refuses a phone with more digits than leads.phone_digits holds', async function () {
+        await expectRefused(await postJson(daemon, tenant, CREATE, {contact_phone: '1'.repeat(33)}), 400, 'contact_phone')
+        expect((await postJson(daemon, tenant, CREATE, {contact_phone: '1'.repeat(LEAD_LIMITS.phoneDigits)})).status).to.equal(201)
+      })
+
+      it('fails only the bulk row whose phone is too long; the others are stored', async function () {
+        const response = await postJson(daemon, tenant, BULK, {leads: [{contact_name: 'A'}, {contact_phone: '9'.repeat(40)}, {contact_name: 'C'}]})
+        expect(response.status).to.equal(200)
+        expect(response.body.summary).to.include({created: 2, failed: 1})
+        expect(response.body.results[1]).to.deep.include({status: 'failed', error: {message: 'contact_phone may have at most 32 digits; it has 40', param: 'contact_phone'}})
+        expect((await counts(daemon, tenant)).leads).to.equal(2)
+      })
+
+      it('refuses a custom-field string longer than the documented maximum', async function () {
+        await expectRefused(await postJson(daemon, tenant, CREATE, {contact_name: 'Long', custom_fields: {note_0: LONG_VALUE + 'é'}}), 400, 'custom_fields')
+      })
+
+      it('refuses custom fields larger than a lead may hold, also when a merge would make them so', async function () {
+        const all = Object.fromEntries(NOTE_FIELDS.map((slug) => [slug, LONG_VALUE]))
+        await expectRefused(await postJson(daemon, tenant, CREATE, {contact_name: 'Big', custom_fields: all}), 400, 'custom_fields')
+
+        const firstHalf = Object.fromEntries(NOTE_FIELDS.slice(0, 5).map((slug) => [slug, LONG_VALUE]))
+        const secondHalf = Object.fromEntries(NOTE_FIELDS.slice(5).map((slug) => [slug, LONG_VALUE]))
+        const created = await postJson(daemon, tenant, CREATE, {contact_email: 'big@example.org', custom_fields: firstHalf})
+        expect(created.status).to.equal(201)
+        const merged = await postJson(daemon, tenant, CREATE, {contact_email: 'big@example.org', contact_name: 'Changed', custom_fields: secondHalf})
+        expect(merged.status).to.equal(400)
+        expect(merged.body.error.param).to.equal('custom_fields')
+        const bulk = await postJson(daemon, tenant, BULK, {leads: [{contact_email: 'big@example.org', custom_fields: secondHalf}, {contact_name: 'Fine'}]})
+        expect(bulk.body.summary).to.include({created: 1, updated: 0, failed: 1})
+        expect(bulk.body.results[0].error.param).to.equal('custom_fields')
+        const stored = await list('include_custom_fields=true&search=big%40example.org')
+        expect(stored.body.leads[0].contact_name).to.equal(null)
+        expect(Object.keys(stored.body.leads[0].custom_fields).sort()).to.deep.equal(NOTE_FIELDS.slice(0, 5))
+      })
+
+      it('refuses a webhook URL whose normalised form is over 2,048 characters, and port 0', async function () {
+        const long = await postJson(daemon, tenant, WEBHOOKS, {url: `https://hooks.example.com/${'é'.repeat(700)}`, event_types: ['lead.created']})
+        expect(long.status).to.equal(400)
+        expect(long.body.error.message).to.include('once normalised')
+        const portZero = await postJson(daemon, tenant, WEBHOOKS, {url: 'https://hooks.example.com:0/x', event_types: ['lead.created']})
+        expect(portZero.status).to.equal(400)
+        expect(portZero.body.error.param).to.equal('url')
+        expect(await daemon.services.webhooks.list(tenant.customer.id)).to.have.length(0)
+      })
+
+      it('refuses timestamps JavaScript cannot represent, such as a leap second', async function () {
+        for (const param of ['created_since', 'updated_since']) {
+          const response = await list(`${param}=2016-12-31T23:59:60Z`)
+          expect(response.status).to.equal(400)
+          expect(response.body.error.param).to.equal(param)
+        }
+      })
+    })
+
+    describe('bodies and queries', function () {
+      it('answers a corrupt gzip body with 400 and an unknown Content-Encoding with 415 naming it', async function () {
+        await expectRefused(await send(CREATE, 'not gzip at all', {'content-encoding': 'gzip'}), 400)
+        const unknown = await send(CREATE, '{"contact_name":"x"}', {'content-encoding': 'xyz'})
+        await expectRefused(unknown, 415)
+        expect(unknown.body.error.message).to.include('"xyz" is not supported')
+        expect((await send(CREATE, gzipSync('{"contact_name":"Zipped"}'), {'content-encoding': 'gzip'})).status).to.equal(201)
+      })
+
+      it('refuses prototype keys in the query and in the body, naming them', async function () {
+        const query = await list('__proto__=x')
+        expect(query.status).to.equal(400)
+        expect(query.body.error.param).to.equal('__proto__')
+        await expectRefused(await send(CREATE, '{"contact_name":"x","__proto__":{"admin":true}}'), 400, '__proto__')
+        await expectRefused(await send(CREATE, '{"contact_name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'constructor')
+      })
+
+      it('refuses ill-formed Unicode and control characters, and keeps tabs and line breaks in text', async function () {
+        await expectRefused(await send(CREATE, '{"contact_name":"a\\ud800b"}'), 400, 'contact_name')
+        await expectRefused(await send(CREATE, '{"contact_name":"\\u0000"}'), 400, 'contact_name')
+        await expectRefused(await send(CREATE, '{"contact_name":"x","custom_fields":{"note_0":"bell\\u0007"}}'), 400, 'custom_fields.note_0')
+        await expectRefused(await send(BULK, '{"leads":[{"contact_name":"x\\udc00"}]}'), 400, 'leads[0].contact_name')
+        const search = await list('search=%00')
+        expect(search.status).to.equal(400)
+        expect(search.body.error.param).to.equal('search')
+        const fine = await send(CREATE, '{"contact_name":"Ada","custom_fields":{"note_0":"line one\\n\\tline two"}}')
+        expect(fine.status).to.equal(201)
+        expect(fine.body.lead.custom_fields.note_0).to.equal('line one\n\tline two')
+      })
+    })
+  })
+})
