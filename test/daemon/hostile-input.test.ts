@@ -100,6 +100,29 @@ describe('hostile input', function () {
       })
     })
 
+    describe('identity comparisons', function () {
+      it('compares Idempotency-Keys case-sensitively: KEYCASE-1 does not replay KeyCase-1', async function () {
+        const first = await postJson(daemon, tenant, CREATE, {contact_name: 'First'}, 'KeyCase-1')
+        const second = await postJson(daemon, tenant, CREATE, {contact_name: 'Second'}, 'KEYCASE-1')
+        expect(first.status).to.equal(201)
+        expect(second.status).to.equal(201)
+        expect(second.headers.get('idempotent-replayed')).to.equal(null)
+        expect(second.body.lead.id).to.not.equal(first.body.lead.id)
+        const replay = await postJson(daemon, tenant, CREATE, {contact_name: 'First'}, 'KeyCase-1')
+        expect(replay.headers.get('idempotent-replayed')).to.equal('true')
+        expect(replay.body.lead.id).to.equal(first.body.lead.id)
+      })
+
+      it('finds a webhook by its exact id only: WH_… in another case is not found', async function () {
+        const created = await postJson(daemon, tenant, WEBHOOKS, {url: 'https://hooks.example.com/case', event_types: ['lead.created']})
+        const id: string = created.body.webhook.id
+        const patch = (webhookId: string) =>
+          daemon.request(`${WEBHOOKS}/${webhookId}`, {method: 'PATCH', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json'}, body: '{"description":"x"}'})
+        expect((await patch(id.toUpperCase())).status).to.equal(404)
+        expect((await patch(id)).status).to.equal(200)
+      })
+    })
+
     describe('bodies and queries', function () {
       it('answers a corrupt gzip body with 400 and an unknown Content-Encoding with 415 naming it', async function () {
         await expectRefused(await send(CREATE, 'not gzip at all', {'content-encoding': 'gzip'}), 400)
