@@ -2,6 +2,8 @@ export const EVENT_TYPES = ['lead.created'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 export const MAX_WEBHOOKS_PER_CUSTOMER = 20
+export type DisabledBy = 'operator' | 'customer' | 'system'
+
 /** A webhook whose deliveries have all failed this long is disabled. */
 export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
 
@@ -15,6 +17,8 @@ export interface Webhook {
   retryAttempts: number
   description: string | null
   disabledReason: string | null
+  /** Who disabled it; an operator's disable can only be undone by an operator. */
+  disabledBy: DisabledBy | null
   consecutiveFailures: number
   failingSince: number | null
   lastSuccessAt: number | null

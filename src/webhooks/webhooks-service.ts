@@ -2,7 +2,7 @@ import {randomBytes} from 'node:crypto'
 
 import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
-import {NotFoundError, ValidationError} from '../shared/errors.js'
+import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import type {SecretBox} from './secret-box.js'
 import {mintWebhookSecret} from './secret-box.js'
 import {checkWebhookUrl, type TargetPolicy} from './ssrf.js'
@@ -31,9 +31,6 @@ export class WebhooksService {
   async create(customerId: string, body: unknown): Promise<WebhookWithSecret> {
     const input = validated(validateCreate, body)
     const url = (await checkWebhookUrl(input['url'] as string, this.targets)).href
-    if ((await this.store.count(customerId)) >= MAX_WEBHOOKS_PER_CUSTOMER) {
-      throw new ValidationError(`a customer can have at most ${MAX_WEBHOOKS_PER_CUSTOMER} webhooks; delete one first`, 'url')
-    }
     const now = this.clock.now()
     const webhook: Webhook = {
       id: `wh_${randomBytes(12).toString('hex')}`,
@@ -45,6 +42,7 @@ export class WebhooksService {
       retryAttempts: (input['retry_attempts'] as number | undefined) ?? 5,
       description: (input['description'] as string | null | undefined) ?? null,
       disabledReason: null,
+      disabledBy: null,
       consecutiveFailures: 0,
       failingSince: null,
       lastSuccessAt: null,
@@ -53,7 +51,9 @@ export class WebhooksService {
       updatedAt: now,
     }
     const secret = mintWebhookSecret()
-    await this.store.insert(webhook, this.secrets.seal(secret))
+    if (!(await this.store.insertWithinLimit(webhook, this.secrets.seal(secret), MAX_WEBHOOKS_PER_CUSTOMER))) {
+      throw new ValidationError(`a customer can have at most ${MAX_WEBHOOKS_PER_CUSTOMER} webhooks; delete one first`, 'url')
+    }
     return {webhook, secret}
   }
 
@@ -63,7 +63,7 @@ export class WebhooksService {
   }
 
   async update(customerId: string, id: string, body: unknown): Promise<WebhookWithSecret> {
-    await this.get(customerId, id)
+    const current = await this.get(customerId, id)
     const input = validated(validateUpdate, body)
     const changes: WebhookChanges = {updatedAt: this.clock.now()}
     if (input['url'] !== undefined) changes.url = (await checkWebhookUrl(input['url'] as string, this.targets)).href
@@ -73,7 +73,17 @@ export class WebhooksService {
     if (input['retry_attempts'] !== undefined) changes.retryAttempts = input['retry_attempts'] as number
     if (input['is_active'] !== undefined) {
       changes.isActive = input['is_active'] as boolean
-      changes.disabledReason = changes.isActive ? null : 'disabled through the API'
+      if (changes.isActive && current.disabledBy === 'operator') {
+        throw new ConflictError(
+          `webhook ${id} was disabled by the service operator (${current.disabledReason ?? 'no reason given'}) and only the operator can enable it`,
+          'contact the operator; other fields can still be changed',
+        )
+      }
+      // Disabling an operator-disabled webhook again keeps the operator's hold.
+      if (current.disabledBy !== 'operator') {
+        changes.disabledReason = changes.isActive ? null : 'disabled through the API'
+        changes.disabledBy = changes.isActive ? null : 'customer'
+      }
     }
     let secret: string | undefined
     if (input['rotate_secret'] === true) {
@@ -108,6 +118,7 @@ export class WebhooksService {
     await this.store.update(webhook.customerId, id, {
       isActive,
       disabledReason: isActive ? null : 'disabled by an operator',
+      disabledBy: isActive ? null : 'operator',
       updatedAt: this.clock.now(),
     })
     return this.getById(id)

@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
-import type {Db} from '../db/knex.js'
-import type {EventType, Webhook} from './webhook-types.js'
+import {type Db, isMysql} from '../db/knex.js'
+import type {DisabledBy, EventType, Webhook} from './webhook-types.js'
 
 interface Row {
   id: string
@@ -14,6 +14,7 @@ interface Row {
   description: string | null
   secret_ciphertext: string
   disabled_reason: string | null
+  disabled_by: string | null
   consecutive_failures: number
   failing_since: number | string | null
   last_success_at: number | string | null
@@ -23,7 +24,7 @@ interface Row {
 }
 
 export type WebhookChanges = Partial<
-  Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason'>
+  Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason' | 'disabledBy'>
 > & {secretCiphertext?: string; updatedAt: number}
 
 /**
@@ -33,8 +34,19 @@ export type WebhookChanges = Partial<
 export class WebhooksStore {
   constructor(private readonly db: Db) {}
 
-  async insert(webhook: Webhook, secretCiphertext: string): Promise<void> {
-    await this.db('webhooks').insert({...toRow(webhook), secret_ciphertext: secretCiphertext})
+  /**
+   * Inserts the webhook unless the customer already has `max`; false when it has. The customer's
+   * row is locked for the count and the insert, so concurrent registrations cannot both see
+   * room for one more (SQLite serialises write transactions on its own).
+   */
+  async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number): Promise<boolean> {
+    return this.db.transaction(async (trx) => {
+      if (isMysql(this.db)) await trx('customers').where({id: webhook.customerId}).forUpdate().first('id')
+      const [row] = (await trx('webhooks').where({customer_id: webhook.customerId}).count({n: '*'})) as Array<{n: number | string}>
+      if (Number(row?.n ?? 0) >= max) return false
+      await trx('webhooks').insert({...toRow(webhook), secret_ciphertext: secretCiphertext})
+      return true
+    })
   }
 
   async find(customerId: string, id: string): Promise<Webhook | null> {
@@ -59,11 +71,6 @@ export class WebhooksStore {
     return ((await query) as Row[]).map(fromRow)
   }
 
-  async count(customerId: string): Promise<number> {
-    const [row] = (await this.db('webhooks').where({customer_id: customerId}).count({n: '*'})) as Array<{n: number | string}>
-    return Number(row?.n ?? 0)
-  }
-
   /** Active webhooks of the customer subscribed to the event, read inside the event's transaction. */
   async activeSubscribers(trx: Knex.Transaction, customerId: string, eventType: EventType): Promise<string[]> {
     const rows = (await trx('webhooks').where({customer_id: customerId, is_active: true}).select('id', 'event_types')) as Array<{id: string; event_types: string}>
@@ -79,6 +86,7 @@ export class WebhooksStore {
     if (changes.retryAttempts !== undefined) row['retry_attempts'] = changes.retryAttempts
     if (changes.description !== undefined) row['description'] = changes.description
     if (changes.disabledReason !== undefined) row['disabled_reason'] = changes.disabledReason
+    if (changes.disabledBy !== undefined) row['disabled_by'] = changes.disabledBy
     if (changes.secretCiphertext !== undefined) row['secret_ciphertext'] = changes.secretCiphertext
     await this.db('webhooks').where({customer_id: customerId, id}).update(row)
   }
@@ -129,6 +137,7 @@ function toRow(webhook: Webhook): Omit<Row, 'secret_ciphertext'> {
     retry_attempts: webhook.retryAttempts,
     description: webhook.description,
     disabled_reason: webhook.disabledReason,
+    disabled_by: webhook.disabledBy,
     consecutive_failures: webhook.consecutiveFailures,
     failing_since: webhook.failingSince,
     last_success_at: webhook.lastSuccessAt,
@@ -149,6 +158,7 @@ function fromRow(row: Row): Webhook {
     retryAttempts: Number(row.retry_attempts),
     description: row.description,
     disabledReason: row.disabled_reason,
+    disabledBy: row.disabled_by as DisabledBy | null,
     consecutiveFailures: Number(row.consecutive_failures),
     failingSince: toMs(row.failing_since),
     lastSuccessAt: toMs(row.last_success_at),

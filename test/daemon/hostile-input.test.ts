@@ -123,6 +123,37 @@ describe('hostile input', function () {
       })
     })
 
+    describe('webhook rules under pressure', function () {
+      it('keeps the 20-webhook limit under 40 concurrent registrations', async function () {
+        const responses = await Promise.all(
+          Array.from({length: 40}, (_, i) => postJson(daemon, tenant, WEBHOOKS, {url: `https://hooks.example.com/race-${i}`, event_types: ['lead.created']})),
+        )
+        expect(responses.filter((r) => r.status === 201)).to.have.length(20)
+        expect(responses.filter((r) => r.status === 400)).to.have.length(20)
+        expect(await daemon.services.webhooks.list(tenant.customer.id)).to.have.length(20)
+      })
+
+      it('keeps an operator\'s disable until an operator enables the webhook', async function () {
+        const created = await postJson(daemon, tenant, WEBHOOKS, {url: 'https://hooks.example.com/held', event_types: ['lead.created']})
+        const id: string = created.body.webhook.id
+        const patch = (body: unknown) =>
+          daemon.request(`${WEBHOOKS}/${id}`, {method: 'PATCH', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+        await daemon.services.webhooks.setActive(id, false)
+        const reenable = await patch({is_active: true})
+        expect(reenable.status).to.equal(409)
+        expect(reenable.body.error.message).to.include('only the operator can enable it')
+        expect((await patch({is_active: false, description: 'still mine'})).status).to.equal(200)
+        expect((await patch({is_active: true})).status).to.equal(409)
+        expect((await daemon.services.webhooks.getById(id)).isActive).to.equal(false)
+
+        await daemon.services.webhooks.setActive(id, true)
+        expect((await patch({is_active: false})).status).to.equal(200)
+        const own = await patch({is_active: true})
+        expect(own.status).to.equal(200)
+        expect(own.body.webhook.is_active).to.equal(true)
+      })
+    })
+
     describe('bodies and queries', function () {
       it('answers a corrupt gzip body with 400 and an unknown Content-Encoding with 415 naming it', async function () {
         await expectRefused(await send(CREATE, 'not gzip at all', {'content-encoding': 'gzip'}), 400)
