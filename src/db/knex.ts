@@ -1,4 +1,3 @@
-import fs from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -6,6 +5,7 @@ import knexFactory, {type Knex} from 'knex'
 
 import type {DatabaseConfig} from '../config/config.js'
 import {migrationSource} from './migration-source.js'
+import {secureSqliteDirectory, secureSqliteFiles} from './sqlite-files.js'
 
 export type Db = Knex
 
@@ -19,7 +19,8 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export function createDb(database: DatabaseConfig): Db {
   const migrations = {migrationSource: migrationSource(MIGRATIONS_DIR), tableName: 'knex_migrations'}
   if (database.client === 'sqlite') {
-    if (database.filename !== ':memory:') fs.mkdirSync(path.dirname(database.filename), {recursive: true})
+    const onDisk = database.filename !== ':memory:'
+    if (onDisk) secureSqliteDirectory(database.filename)
     return knexFactory({
       client: 'better-sqlite3',
       connection: {filename: database.filename},
@@ -34,6 +35,8 @@ export function createDb(database: DatabaseConfig): Db {
           conn.pragma('busy_timeout = 5000')
           conn.pragma('foreign_keys = ON')
           conn.pragma('synchronous = NORMAL')
+          // The file and its WAL companions exist once journal_mode is set.
+          if (onDisk) secureSqliteFiles(database.filename)
           done(null, conn)
         },
       },
