@@ -7,15 +7,16 @@ import {identifyCaller, requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
 import {jsonBody} from './middleware/json-body.js'
 import {recordMetrics} from './middleware/metrics.js'
-import {rateLimit} from './middleware/rate-limit.js'
+import {guardAddress, rateLimit} from './middleware/rate-limit.js'
 import {requestContext} from './middleware/request-context.js'
-import {healthRoutes} from './routes/health.js'
+import {healthRoutes, openApiRoutes} from './routes/health.js'
 import {leadRoutes} from './routes/leads.js'
 import {webhookRoutes} from './routes/webhooks.js'
 
 /**
  * The public API as a Koa app, in the order a request travels: context and error envelope,
- * health probes, caller identification, rate limit, authentication, body parsing, then the routes.
+ * health probes, the throttled-address guard, caller identification, rate limit, the API
+ * document, authentication, body parsing, then the routes.
  */
 export function createApp(services: Services, logger: Logger): Koa<AppState> {
   const app = new Koa<AppState>({proxy: false})
@@ -30,8 +31,11 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(recordMetrics(services.metrics))
   app.use(errorEnvelope)
   app.use(health.routes())
+  app.use(guardAddress(services.limiter, services.metrics))
   app.use(identifyCaller(services.keyAuthenticator))
   app.use(rateLimit(services.limiter, services.rateLimits, services.metrics))
+  // The API document is public, but counted like any request (per key, or per address without one).
+  app.use(openApiRoutes().routes())
   app.use(requireAuthentication)
   app.use(jsonBody())
   app.use(api.routes())

@@ -6,6 +6,7 @@ import type {DeliveryWorker, WorkerOptions} from '../src/deliveries/delivery-wor
 import type {Logger} from '../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
 import {createApp, createOpsApp} from './app.js'
+import {answerClientErrors} from './client-errors.js'
 
 /** How often remembered key uses are written to api_keys.last_used_at. */
 const LAST_USED_FLUSH_MS = 15_000
@@ -53,6 +54,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const app = role === 'worker' ? createOpsApp(services, logger) : createApp(services, logger)
   const server = http.createServer(app.callback())
   server.keepAliveTimeout = 65_000
+  server.on('clientError', answerClientErrors(services.limiter, logger))
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

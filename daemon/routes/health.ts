@@ -4,7 +4,7 @@ import {openApiDocument} from '../../src/openapi/openapi-document.js'
 import type {Services} from '../../src/services.js'
 import type {AppContext, AppState} from '../context.js'
 
-/** /healthz, /readyz, /openapi.json and (with LEADS_METRICS=1) /metrics: no auth, no rate limit. */
+/** /healthz, /readyz and (with LEADS_METRICS=1) /metrics: no auth, no rate limit. */
 export function healthRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({strict: true, sensitive: true})
   router.get('/healthz', (ctx: AppContext) => {
@@ -21,6 +21,12 @@ export function healthRoutes(services: Services): Router<AppState> {
       ctx.body = await services.metrics.registry.metrics()
     })
   }
+  return router
+}
+
+/** GET /openapi.json: no key needed, rate limited like the API. */
+export function openApiRoutes(): Router<AppState> {
+  const router = new Router<AppState>({strict: true, sensitive: true})
   const document = JSON.stringify(openApiDocument())
   router.get('/openapi.json', (ctx: AppContext) => {
     ctx.type = 'application/json'

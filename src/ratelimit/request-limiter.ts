@@ -87,6 +87,18 @@ export class RequestLimiter {
     return decide(await this.counters.anonymous.consume(address), ANONYMOUS_PER_MINUTE)
   }
 
+  /**
+   * The refusal an address has earned without spending more budget: non-null once its keyless
+   * requests (including every failed token guess) used up the minute. Checked before any token
+   * is looked up, so a throttled address cannot tell a valid token from a guess.
+   */
+  async anonymousRefusal(address: string): Promise<RateDecision | null> {
+    this.warnIfRedisDown()
+    const used = await this.counters.anonymous.get(address)
+    if (!used || used.consumedPoints < ANONYMOUS_PER_MINUTE) return null
+    return {...decide(used, ANONYMOUS_PER_MINUTE), allowed: false}
+  }
+
   /** What an internal (exempt) key is told: the default bucket's limit, all of it remaining. */
   internalDecision(): RateDecision {
     return {allowed: true, limit: DEFAULT_LIMITS.perMinute, remaining: DEFAULT_LIMITS.perMinute, resetSeconds: 0}

@@ -1,0 +1,45 @@
+import type {Socket} from 'node:net'
+
+import type {Logger} from '../src/log/logger.js'
+import type {RateDecision, RequestLimiter} from '../src/ratelimit/request-limiter.js'
+
+/** Node's parser errors worth their own status; anything else it refuses is a 400. */
+const STATUS_BY_CODE: Record<string, {status: number; reason: string; message: string}> = {
+  HPE_HEADER_OVERFLOW: {status: 431, reason: 'Request Header Fields Too Large', message: 'Request headers are too large (16 KiB at most).'},
+  ERR_HTTP_REQUEST_TIMEOUT: {status: 408, reason: 'Request Timeout', message: 'The request was not received in time.'},
+  HPE_INVALID_METHOD: {status: 400, reason: 'Bad Request', message: 'HTTP method not supported by this API.'},
+}
+const BAD_REQUEST = {status: 400, reason: 'Bad Request', message: 'Malformed HTTP request.'}
+
+/**
+ * Answers requests Node's HTTP parser refuses before Koa sees them (unknown method, headers over
+ * 16 KiB, a NUL in a header) with the API's error envelope and RateLimit headers, counted in
+ * the client address's keyless bucket like any request without a valid key, then closes.
+ */
+export function answerClientErrors(limiter: RequestLimiter, logger: Logger) {
+  return (error: Error & {code?: string}, socket: Socket): void => {
+    const address = socket.remoteAddress ?? 'unknown'
+    limiter
+      .consumeAnonymous(address)
+      .catch(() => null)
+      .then((decision) => {
+        if (!socket.writable) return
+        socket.end(response(STATUS_BY_CODE[error.code ?? ''] ?? BAD_REQUEST, decision))
+      })
+      .catch((failure: Error) => logger.debug({err: {message: failure.message}}, 'could not answer a malformed request'))
+  }
+}
+
+function response(answer: {status: number; reason: string; message: string}, decision: RateDecision | null): string {
+  const body = JSON.stringify({error: {type: 'invalid_request_error', code: answer.status, message: answer.message}})
+  const headers = [
+    `HTTP/1.1 ${answer.status} ${answer.reason}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ]
+  if (decision) {
+    headers.push(`RateLimit-Limit: ${decision.limit}`, `RateLimit-Remaining: ${decision.remaining}`, `RateLimit-Reset: ${decision.resetSeconds}`)
+  }
+  return `${headers.join('\r\n')}\r\n\r\n${body}`
+}
