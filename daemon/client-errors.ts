@@ -26,7 +26,7 @@ export function answerClientErrors(limiter: RequestLimiter, logger: Logger) {
         if (!socket.writable) return
         socket.end(response(STATUS_BY_CODE[error.code ?? ''] ?? BAD_REQUEST, decision))
       })
-      .catch((failure: Error) => logger.debug({err: {message: failure.message}}, 'could not answer a malformed request'))
+      .catch((failure: Error) => logger.debug({err: failure}, 'could not answer a malformed request'))
   }
 }
 

@@ -2,6 +2,7 @@ import {Command, Errors, Flags} from '@oclif/core'
 
 import {loadConfig} from '../../src/config/config.js'
 import {createLogger} from '../../src/log/logger.js'
+import {safeMessage} from '../../src/log/safe-error.js'
 import {createServices, type Services} from '../../src/services.js'
 import {AppError} from '../../src/shared/errors.js'
 
@@ -37,7 +38,7 @@ export abstract class BaseCommand extends Command {
     if ((error as {code?: string}).code === 'EEXIT') throw error
     process.exitCode = 1
     const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
-    const message = error instanceof AppError ? error.message : `unexpected failure: ${error.message}`
+    const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
     process.stderr.write(`Error: ${message}${hint}\n`)
   }
 }

@@ -45,22 +45,6 @@ function toEnvelope(error: unknown, ctx: AppContext): Envelope {
   const status = (error as {status?: number}).status
   const known = status === undefined ? undefined : FRAMEWORK_ERRORS[status]
   if (known && status !== undefined) return {error: {type: known.type, code: status, message: known.message}}
-  ctx.state.log.error({err: summarize(error)}, 'unhandled error')
+  ctx.state.log.error({err: error}, 'unhandled error')
   return {error: {type: 'api_error', code: 500, message: 'Internal server error. Retry later; if it persists, contact the operator with the X-Request-Id.'}}
-}
-
-/**
- * What the log keeps of an unexpected error. knex messages are "<statement with its values> -
- * <driver's reason>": only the reason is kept, as the values can be a lead's personal data.
- */
-function summarize(error: unknown): {type: string; code?: string; message: string; stack?: string} {
-  const {name, code, message, stack} = error as {name?: string; code?: string; message?: string; stack?: string}
-  const full = String(message ?? error)
-  const text = full.includes(' - ') ? full.slice(full.lastIndexOf(' - ') + 3) : full
-  return {
-    type: name ?? typeof error,
-    code,
-    message: text.length > 300 ? `${text.slice(0, 300)}…` : text,
-    stack: stack?.split('\n').slice(1, 8).join('\n'),
-  }
 }

@@ -30,7 +30,7 @@ export async function connectRedis(url: string, options: RedisConnectOptions = {
   let lastError = ''
   client.on('error', (error: Error) => {
     // node-redis emits the same error on every reconnect attempt; log changes only.
-    if (error.message !== lastError) logger?.warn({err: {message: error.message}}, 'redis connection error')
+    if (error.message !== lastError) logger?.warn({err: error}, 'redis connection error')
     lastError = error.message
   })
   client.on('ready', () => {

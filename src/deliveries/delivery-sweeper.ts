@@ -29,7 +29,7 @@ export class DeliverySweeper {
       if (this.sweeping) return
       this.sweeping = true
       this.sweep()
-        .catch((error: Error) => this.logger.warn({err: {message: error.message}}, 'delivery sweep failed'))
+        .catch((error: Error) => this.logger.warn({err: error}, 'delivery sweep failed'))
         .finally(() => (this.sweeping = false))
     }, intervalMs)
     this.timer.unref()

@@ -193,13 +193,13 @@ export class DeliveryWorker {
         ids = await this.deps.queue.take(free, 1000)
       } catch (error) {
         if (!this.running) break
-        this.deps.logger.warn({err: {message: (error as Error).message}}, 'delivery queue unavailable; retrying')
+        this.deps.logger.warn({err: error}, 'delivery queue unavailable; retrying')
         await new Promise((resolve) => setTimeout(resolve, 1000))
         continue
       }
       for (const id of ids) {
         const task: Promise<void> = this.process(id)
-          .catch((error: Error) => this.deps.logger.error({err: {message: error.message}, delivery_id: id}, 'delivery failed unexpectedly'))
+          .catch((error: Error) => this.deps.logger.error({err: error, delivery_id: id}, 'delivery failed unexpectedly'))
           .then(() => this.deps.queue.ack(id))
           .catch(() => undefined)
           .finally(() => this.inFlight.delete(task))

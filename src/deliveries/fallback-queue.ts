@@ -57,7 +57,7 @@ export class FallbackQueue implements DispatchQueue {
     const now = Date.now()
     if (now - (this.warnedAt.get(message) ?? 0) < WARNING_INTERVAL_MS) return
     this.warnedAt.set(message, now)
-    this.logger?.warn({err: {message: error.message}}, message)
+    this.logger?.warn({err: error}, message)
   }
 
   async close(): Promise<void> {

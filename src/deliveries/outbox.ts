@@ -30,7 +30,7 @@ export class DeliveryOutbox {
     try {
       await this.queue.enqueue(deliveryIds)
     } catch (error) {
-      this.logger?.warn({err: {message: (error as Error).message}, deliveries: deliveryIds.length}, 'enqueue failed; the sweeper will dispatch these deliveries')
+      this.logger?.warn({err: error, deliveries: deliveryIds.length}, 'enqueue failed; the sweeper will dispatch these deliveries')
     }
   }
 }

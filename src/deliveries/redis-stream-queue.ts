@@ -131,7 +131,7 @@ export class RedisStreamQueue implements DispatchQueue {
   private async readerClient(): Promise<RedisClient> {
     if (!this.reader) {
       const reader = this.redis.duplicate({socket: {reconnectStrategy: false}}) as RedisClient
-      reader.on('error', (error: Error) => this.logger?.debug({err: {message: error.message}}, 'redis dispatch connection error'))
+      reader.on('error', (error: Error) => this.logger?.debug({err: error}, 'redis dispatch connection error'))
       // Kept before connecting, so close() can end a connection attempt still in progress.
       this.reader = reader
       await reader.connect()

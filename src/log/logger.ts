@@ -1,5 +1,7 @@
 import {pino, type Logger} from 'pino'
 
+import {safeError} from './safe-error.js'
+
 export type {Logger}
 
 /**
@@ -21,8 +23,12 @@ export const REDACTED_PATHS = [
   '*.*.apiToken',
 ]
 
-/** JSON-lines logger on stdout (or the given destination) with secrets redacted. */
+/**
+ * JSON-lines logger on stdout (or the given destination) with secrets redacted. Every error
+ * logged under `err`, on any path (HTTP, worker, sweeper, CLI), goes through safeError, so no
+ * statement's values (a lead's email or phone) reach the log.
+ */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
-  const options = {level, redact: {paths: REDACTED_PATHS, censor: '[redacted]'}, base: {service: 'leads'}}
+  const options = {level, redact: {paths: REDACTED_PATHS, censor: '[redacted]'}, base: {service: 'leads'}, serializers: {err: safeError}}
   return destination ? pino(options, destination as never) : pino(options)
 }

@@ -1,0 +1,42 @@
+/** What a log or a message keeps of an error: never a statement's values. */
+export interface SafeError {
+  type: string
+  code?: string
+  message: string
+  stack?: string
+}
+
+const MAX_MESSAGE = 300
+/** MySQL reasons that quote the offending value (a lead's email in a duplicate key, say). */
+const QUOTED_VALUES = [/(Duplicate entry )'.*?'( for key)/s, /(Incorrect \w+ value: )'.*?'( for)/s, /(Data truncated for column '[^']*' at row )\d+/s]
+
+/**
+ * The part of an error's message that may be logged or shown. knex prefixes the driver's reason
+ * with the whole statement, values inlined ("insert into `leads` … values ('ada@…') - reason"),
+ * and some MySQL reasons quote the value: only the reason is kept, with quoted values masked.
+ */
+export function safeMessage(error: unknown): string {
+  const {message, sqlMessage} = (error ?? {}) as {message?: unknown; sqlMessage?: unknown}
+  const full = typeof sqlMessage === 'string' ? sqlMessage : String(message ?? error)
+  let reason = isStatementError(error) && full.includes(' - ') ? full.slice(full.lastIndexOf(' - ') + 3) : full
+  for (const pattern of QUOTED_VALUES) reason = reason.replace(pattern, (_match, before: string, after = '') => `${before}'…'${after}`)
+  return reason.length > MAX_MESSAGE ? `${reason.slice(0, MAX_MESSAGE)}…` : reason
+}
+
+/** An error as every log line records it (pino's `err` serializer): type, code, safe message, a short stack without the message line. */
+export function safeError(error: unknown): SafeError {
+  const {name, code, stack} = (error ?? {}) as {name?: unknown; code?: unknown; stack?: unknown}
+  return {
+    type: typeof name === 'string' ? name : typeof error,
+    ...(typeof code === 'string' ? {code} : {}),
+    message: safeMessage(error),
+    // The stack's first line repeats the message, statement included; the frames are safe.
+    ...(typeof stack === 'string' ? {stack: stack.split('\n').slice(1, 8).join('\n')} : {}),
+  }
+}
+
+/** Whether the error came from running a statement (knex or a driver), whose message may hold values. */
+function isStatementError(error: unknown): boolean {
+  const {sql, code, sqlMessage} = (error ?? {}) as {sql?: unknown; code?: unknown; sqlMessage?: unknown}
+  return typeof sql === 'string' || typeof sqlMessage === 'string' || (typeof code === 'string' && (code.startsWith('ER_') || code.startsWith('SQLITE_')))
+}
