@@ -2,7 +2,7 @@ import {randomUUID} from 'node:crypto'
 
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
-import {requireSlug, requireUuid} from '../shared/validate.js'
+import {requireName, requireSlug, requireUuid} from '../shared/validate.js'
 import {
   type Customer,
   type CustomFieldDefinition,
@@ -42,8 +42,7 @@ export class CustomersService {
 
   /** Creates a customer with the default pipeline and the reserved `lead_line` field. */
   async create(input: CreateCustomerInput): Promise<Customer> {
-    const name = input.name.trim()
-    if (name === '' || name.length > 200) throw new ValidationError('name must be 1 to 200 characters', 'name')
+    const name = requireName(input.name, 'name')
     const id = input.id === undefined ? randomUUID() : requireUuid(input.id, 'id')
     if (await this.store.findCustomer(id)) throw new ConflictError(`customer ${id} already exists`)
 
@@ -82,7 +81,7 @@ export class CustomersService {
       id: randomUUID(),
       customerId,
       slug,
-      name: input.name.trim() || slug,
+      name: requireName(input.name, 'name', slug),
       color: color.toLowerCase(),
       position: stages.length === 0 ? 0 : Math.max(...stages.map((s) => s.position)) + 1,
     }
@@ -102,7 +101,7 @@ export class CustomersService {
     if (!(FIELD_TYPES as readonly string[]).includes(input.type)) {
       throw new ValidationError(`type must be one of ${FIELD_TYPES.join(', ')}`, 'type')
     }
-    const field = {id: randomUUID(), customerId, slug, name: input.name?.trim() || slug, type: input.type as FieldType}
+    const field = {id: randomUUID(), customerId, slug, name: requireName(input.name, 'name', slug), type: input.type as FieldType}
     await this.store.insertField(field, this.clock.now())
     return {...field, reserved: false}
   }

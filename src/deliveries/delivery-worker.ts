@@ -43,6 +43,15 @@ interface Dependencies {
   metrics?: Metrics
 }
 
+/** deliveries.claimed_by holds 64 characters; a host name alone may take 64. */
+export const WORKER_ID_MAX_LENGTH = 64
+
+/** host:pid:random, the host name shortened so the whole fits claimed_by. */
+export function defaultWorkerId(hostname = os.hostname()): string {
+  const suffix = `:${process.pid}:${randomUUID().slice(0, 8)}`
+  return hostname.slice(0, WORKER_ID_MAX_LENGTH - suffix.length) + suffix
+}
+
 /** How a delivery's attempts ended. */
 type AttemptsEnd = {kind: 'succeeded'} | {kind: 'failed'; lastError: string} | {kind: 'lost'} | {kind: 'stopped'}
 
@@ -80,7 +89,7 @@ export class DeliveryWorker {
       maxDelayMs: options.maxDelayMs ?? 30_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 2000,
       redispatchAfterMs: options.redispatchAfterMs ?? 10_000,
-      workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      workerId: options.workerId ?? defaultWorkerId(),
     }
     const {deliveries, webhooks, events, secrets, queue, logger} = deps
     this.claims = new DeliveryClaims(deliveries, webhooks, events, secrets, this.clock, this.options.workerId, this.options.maxDelayMs)

@@ -10,6 +10,7 @@ import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 /** An unfinished claim older than this belongs to a request that died; a retry may take it over. */
 export const IDEMPOTENCY_LEASE_MS = 60_000
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
 // Sorted keys and no whitespace: bodies that differ only in key order or spacing hash alike.

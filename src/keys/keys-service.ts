@@ -2,8 +2,9 @@ import {randomUUID} from 'node:crypto'
 
 import type {CustomersService} from '../customers/customers-service.js'
 import {type Clock, systemClock} from '../shared/clock.js'
+import {MAX_DURATION_MS} from '../shared/duration.js'
 import {NotFoundError, ValidationError} from '../shared/errors.js'
-import {requireUuid} from '../shared/validate.js'
+import {requireName, requireUuid} from '../shared/validate.js'
 import {type ApiKey, keyState} from './key-types.js'
 import type {KeysStore} from './keys-store.js'
 import {isScope, SCOPES, type Scope} from './scopes.js'
@@ -39,11 +40,15 @@ export class KeysService {
   async issue(input: IssueKeyInput): Promise<IssuedKey> {
     const customer = await this.customers.get(input.customerId)
     const scopes = validateScopes(input.scopes)
+    // Checked here too, not only by the CLI's parser: a key whose expiry cannot be shown as a date breaks every listing.
+    if (input.expiresInMs !== undefined && !(Number.isSafeInteger(input.expiresInMs) && input.expiresInMs > 0 && input.expiresInMs <= MAX_DURATION_MS)) {
+      throw new ValidationError('expires-in must be a positive duration of at most 3650d (ten years)', 'expires-in')
+    }
     const now = this.clock.now()
     const key: ApiKey = {
       id: randomUUID(),
       customerId: customer.id,
-      name: input.name?.trim() || null,
+      name: requireName(input.name, 'name', null),
       scopes,
       internal: input.internal ?? false,
       createdAt: now,

@@ -1,7 +1,11 @@
 import {ValidationError} from './errors.js'
+import {textProblem} from './text.js'
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const SLUG_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
+export const SLUG_MAX_LENGTH = 64
+/** Display names of customers, stages, fields, owners and keys (their columns are VARCHAR(200)). */
+export const NAME_MAX_LENGTH = 200
 
 /** Returns the UUID lower-cased, or throws a ValidationError naming the parameter. */
 export function requireUuid(value: string, param: string): string {
@@ -17,4 +21,22 @@ export function requireSlug(value: string, param: string): string {
     )
   }
   return value
+}
+
+/**
+ * A display name trimmed and checked against its column: 1 to NAME_MAX_LENGTH characters of one
+ * line of well-formed text. Undefined or blank gives `fallback` (undefined when there is none).
+ */
+export function requireName(value: string | undefined, param: string, fallback?: string): string
+export function requireName(value: string | undefined, param: string, fallback: null): string | null
+export function requireName(value: string | undefined, param: string, fallback?: string | null): string | null {
+  const name = value?.trim() ?? ''
+  if (name === '') {
+    if (fallback !== undefined) return fallback
+    throw new ValidationError(`${param} must not be empty`, param)
+  }
+  if (name.length > NAME_MAX_LENGTH) throw new ValidationError(`${param} must be at most ${NAME_MAX_LENGTH} characters, got ${name.length}`, param)
+  const problem = textProblem(name, 'line')
+  if (problem) throw new ValidationError(`${param} ${problem}`, param)
+  return name
 }

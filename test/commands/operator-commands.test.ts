@@ -120,6 +120,23 @@ describe('operator commands', function () {
       expect(result.stdout).to.equal('')
       expect(result.stderr).to.equal('Error: customer 6f1c0000-0000-4000-8000-000000000000 does not exist (hint: run `leads customers list`)\n')
     })
+
+    it('refuses values past what the columns hold before writing anything, in one line without SQL', async function () {
+      const expiry = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--expires-in', '999999999999999999d'], env)
+      expect(expiry.code).to.equal(1)
+      expect(expiry.stderr).to.match(/^Error: expires-in must be a duration like 30s.*\n$/)
+      const tooLong = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--expires-in', '3651d'], env)
+      expect(tooLong.stderr).to.equal('Error: expires-in must be at most 3650d (ten years), got "3651d"\n')
+      expect(await services.keys.list(customerId)).to.have.length(0)
+
+      const longName = await runCli(['stages', 'add', '--customer', customerId, '--slug', 'long', '--name', 'n'.repeat(300)], env)
+      expect(longName.code).to.equal(1)
+      expect(longName.stderr).to.equal('Error: name must be at most 200 characters, got 300\n')
+      const controlName = await runCli(['fields', 'add', '--customer', customerId, '--slug', 'bell', '--type', 'string', '--name', 'a\u0007b'], env)
+      expect(controlName.stderr).to.equal('Error: name contains a control character\n')
+      expect((await services.customers.listStages(customerId)).map((stage) => stage.slug)).to.not.include('long')
+      expect((await services.customers.listFields(customerId)).map((field) => field.slug)).to.not.include('bell')
+    })
   })
 
   it('exits 2 on a usage error', async function () {
