@@ -1,8 +1,10 @@
+import fs from 'node:fs'
+
 import {Flags} from '@oclif/core'
 
 import {clientFromConfig} from '../src/client/client-from-config.js'
-import {LeadWriter, PULL_FORMATS, type PullFormat} from '../src/client/lead-writer.js'
-import {pullLeads, type PullSummary} from '../src/client/pull.js'
+import {LeadWriter, OutputClosedError, PULL_FORMATS, type PullFormat} from '../src/client/lead-writer.js'
+import {pullLeads, type PullStart, type PullSummary} from '../src/client/pull.js'
 import {defaultStateFile} from '../src/client/pull-state.js'
 import {loadConfig} from '../src/config/config.js'
 import {parseDuration} from '../src/shared/duration.js'
@@ -13,21 +15,29 @@ import {BaseCommand} from './_shared/base-command.js'
 export default class Pull extends BaseCommand {
   static override description = `Pull the customer's leads incrementally and write them to stdout
 
-Follows next_cursor with sort_by=updated_at&sort_dir=asc. After each page is written the position is saved in the state file, so a run that is killed resumes where it left off and loses no lead; a lead may be written twice (the page in flight when it died, or a lead updated again), so de-duplicate by id and keep the newest updated_at. An existing state file wins over --since.
+Syncs on the change feed (GET /leads?sync=true): every committed create, merge and bulk upsert comes once, in commit order, and a run with nothing changed writes nothing. After each page is written and flushed, the server's position is saved in the state file, so a run that is killed, or whose reader closes the pipe (| head), resumes after the last page written without losing a lead. A lead changed again comes again, so keep the newest copy per id.
 
-Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CUSTOMER_ID. Waits out 429s (Retry-After) and retries transient failures.`
+The state file (default: one per base URL and customer in the CLI data directory) wins over --since; the run says on stderr where it resumes. --reset starts over, --no-state keeps no position at all.
+
+CSV output neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text in a spreadsheet.
+
+Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CUSTOMER_ID. Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds.`
   static override examples = [
     '<%= config.bin %> pull --since 2026-01-01T00:00:00Z > leads.ndjson',
     '<%= config.bin %> pull --follow --interval 1m --state ./acme.state.json >> leads.ndjson',
-    '<%= config.bin %> pull --format csv > leads.csv',
+    '<%= config.bin %> pull --format csv --no-custom-fields > leads.csv',
+    '<%= config.bin %> pull --reset --since 2026-06-01T00:00:00Z > june.ndjson',
   ]
   // The leads are the output: --json would only repeat them.
   static override enableJsonFlag = false
   static override flags = {
-    since: Flags.string({description: 'first run only: leads updated at or after this ISO-8601 time'}),
+    since: Flags.string({description: 'where a run without a saved position starts: leads updated at or after this ISO-8601 time'}),
     follow: Flags.boolean({description: 'keep polling for changes until interrupted (Ctrl-C)'}),
-    interval: Flags.string({description: 'with --follow: time between polls', default: '30s'}),
-    state: Flags.string({description: 'state file; default: one per base URL and customer in the CLI data directory'}),
+    interval: Flags.string({description: 'with --follow: time between polls (at least 1s)', default: '30s'}),
+    state: Flags.string({description: 'state file; default: one per base URL and customer in the CLI data directory', exclusive: ['no-state']}),
+    'no-state': Flags.boolean({description: 'neither read nor save a position: pull from --since (or everything) once'}),
+    reset: Flags.boolean({description: 'forget the saved position and start over (from --since, or everything)', exclusive: ['no-state']}),
+    'custom-fields': Flags.boolean({description: 'include each lead\'s custom_fields', default: true, allowNo: true}),
     format: Flags.string({description: 'output format', options: [...PULL_FORMATS], default: 'ndjson'}),
     'page-size': Flags.integer({description: 'leads per request', default: 100, min: 1, max: 100}),
   }
@@ -39,41 +49,82 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CU
     if (flags.follow && format === 'json') this.error('--format json cannot be used with --follow; use --format ndjson', {exit: 2})
     const since = flags.since
     if (since !== undefined && Number.isNaN(Date.parse(since))) throw new ValidationError(`--since must be an ISO-8601 time, got "${since}"`, 'since')
+    const intervalMs = parseDuration(flags.interval, 'interval')
+    if (intervalMs < MIN_INTERVAL_MS) throw new ValidationError('--interval must be at least 1s', 'interval')
     const config = loadConfig(process.env)
     const client = clientFromConfig(config)
     const baseUrl = config.client.baseUrl as string
     const customerId = config.client.customerId as string
+    const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))
+    if (flags.reset && stateFile !== null) fs.rmSync(stateFile, {force: true})
 
     const interrupted = new AbortController()
     const stop = () => interrupted.abort()
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
+    // A closed pipe is reported through the write callbacks; without a listener it would crash the process.
+    const ignoreStdoutErrors = () => undefined
+    process.stdout.on('error', ignoreStdoutErrors)
     const view = process.stderr.isTTY ? renderPullProgress() : null
     try {
       return await pullLeads(client, {
         baseUrl,
         customerId,
-        stateFile: flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId),
+        stateFile,
         since,
         pageSize: flags['page-size'],
+        includeCustomFields: flags['custom-fields'],
         follow: flags.follow,
-        intervalMs: parseDuration(flags.interval, 'interval'),
+        intervalMs,
         writer: new LeadWriter(format, writeStdout),
+        unreadOutputBytes: stdoutIsPipe() ? PIPE_CAPACITY_BYTES : 0,
         signal: interrupted.signal,
+        onStart: (start) => this.announce(start, stateFile),
         onProgress: (progress) => view?.update(progress),
       })
     } finally {
       view?.done()
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
+      process.stdout.off('error', ignoreStdoutErrors)
     }
+  }
+
+  /** Says on stderr where the run starts, so the implicit state file is never a surprise. */
+  private announce(start: PullStart, stateFile: string | null): void {
+    if (start.resumed === null) return
+    const from = start.convertedFrom ? `updated_since ${start.convertedFrom} (converted from an older state file)` : 'the saved position'
+    process.stderr.write(`resuming from ${stateFile} at ${from}, ${start.resumed.leads_pulled} leads pulled so far; --reset starts over\n`)
+    if (start.sinceIgnored) process.stderr.write('warning: --since is ignored because the state file has a position; add --reset to start at --since\n')
   }
 }
 
-/** Writes to stdout and waits when the pipe is full, so memory stays flat however slow the reader. */
+/** A Linux pipe's default capacity: what a reader that stops early may leave unread. */
+const PIPE_CAPACITY_BYTES = 64 * 1024
+
+function stdoutIsPipe(): boolean {
+  try {
+    const stat = fs.fstatSync(1)
+    return stat.isFIFO() || stat.isSocket()
+  } catch {
+    return false
+  }
+}
+
+/** --follow polls no more often than this. */
+const MIN_INTERVAL_MS = 1000
+
+/**
+ * Writes to stdout and resolves once the text is handed to the OS, so a position is saved only
+ * after its page is out, and memory stays flat however slow the reader. A closed pipe (EPIPE)
+ * becomes OutputClosedError, which ends the pull quietly.
+ */
 function writeStdout(text: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (process.stdout.write(text)) resolve()
-    else process.stdout.once('drain', resolve).once('error', reject)
+    if (process.stdout.destroyed || process.stdout.writableEnded) return reject(new OutputClosedError())
+    process.stdout.write(text, (error) => {
+      if (!error) return resolve()
+      reject((error as NodeJS.ErrnoException).code === 'EPIPE' ? new OutputClosedError() : error)
+    })
   })
 }

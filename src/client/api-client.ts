@@ -50,6 +50,8 @@ class RetryableError extends Error {
 }
 
 const MAX_RATE_LIMIT_WAITS = 100
+/** Retries of a base URL that has never answered: about 1.5 s with the default delays. */
+const UNREACHED_RETRIES = 2
 
 /**
  * The typed client of the public API, used by `leads pull` and `leads push`: the one place that
@@ -58,6 +60,8 @@ const MAX_RATE_LIMIT_WAITS = 100
  */
 export class LeadsApiClient {
   private readonly sleep: (ms: number) => Promise<void>
+  /** Until the API has answered once, an unreachable address is most likely a wrong URL or a stopped daemon: fail fast. */
+  private reached = false
 
   constructor(private readonly options: ClientOptions) {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
@@ -90,6 +94,7 @@ export class LeadsApiClient {
         } catch (error) {
           throw new RetryableError(`cannot reach ${this.options.baseUrl}: ${causeOf(error)}`)
         }
+        this.reached = true
         const text = await response.text()
         const rateLimit = readRateLimit(response.headers)
         if (response.ok) return {body: JSON.parse(text) as T, rateLimit}
@@ -107,7 +112,10 @@ export class LeadsApiClient {
         minTimeout: this.options.minRetryDelayMs ?? 500,
         maxTimeout: 30_000,
         randomize: true,
-        onFailedAttempt: async ({error}) => {
+        onFailedAttempt: async ({error, attemptNumber}) => {
+          if (!this.reached && error instanceof RetryableError && attemptNumber > UNREACHED_RETRIES) {
+            throw new AppError('api_error', 503, error.message, `is the daemon running at ${this.options.baseUrl}? Start it with \`leads daemon\`, or set LEADS_BASE_URL`)
+          }
           if (error instanceof RetryableError && error.waitMs > 0) {
             rateLimitWaits += 1
             this.options.onRateLimited?.(error.waitMs)

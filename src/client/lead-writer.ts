@@ -11,12 +11,33 @@ const CSV_COLUMNS = [
   'last_interaction_at', 'interaction_count', 'custom_fields',
 ]
 
+/** The output's reader went away (a closed pipe): the pull stops, saving only what was written. */
+export class OutputClosedError extends Error {
+  constructor() {
+    super('the output was closed by its reader')
+  }
+}
+
+/**
+ * What a spreadsheet would run as a formula: a cell starting with =, +, -, @, tab or carriage
+ * return. OWASP's advice for CSV injection is to prefix such a cell with a single quote; names
+ * and other fields come from web forms, so any of them may.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/
+
+export function neutraliseCsvCell(value: unknown): unknown {
+  return typeof value === 'string' && FORMULA_START.test(value) ? `'${value}` : value
+}
+
 /**
  * Turns pages of leads into text: NDJSON (a lead per line), one JSON array for the whole run, or
- * CSV with a header row (stage and owner flattened, custom_fields as JSON).
+ * CSV with a header row (stage and owner flattened, custom_fields as JSON, formula-like cells
+ * neutralised with a leading single quote).
  */
 export class LeadWriter {
   private written = 0
+  /** Bytes handed to the output so far. */
+  bytesWritten = 0
 
   constructor(
     private readonly format: PullFormat,
@@ -24,8 +45,8 @@ export class LeadWriter {
   ) {}
 
   async start(): Promise<void> {
-    if (this.format === 'json') await this.write('[')
-    if (this.format === 'csv') await this.write(stringify([CSV_COLUMNS]))
+    if (this.format === 'json') await this.send('[')
+    if (this.format === 'csv') await this.send(stringify([CSV_COLUMNS]))
   }
 
   async page(leads: Lead[]): Promise<void> {
@@ -35,11 +56,16 @@ export class LeadWriter {
     else if (this.format === 'json') text = leads.map((lead, i) => (this.written + i === 0 ? '\n' : ',\n') + JSON.stringify(lead)).join('')
     else text = stringify(leads.map(csvRow))
     this.written += leads.length
-    await this.write(text)
+    await this.send(text)
   }
 
   async end(): Promise<void> {
-    if (this.format === 'json') await this.write(this.written === 0 ? ']\n' : '\n]\n')
+    if (this.format === 'json') await this.send(this.written === 0 ? ']\n' : '\n]\n')
+  }
+
+  private async send(text: string): Promise<void> {
+    await this.write(text)
+    this.bytesWritten += Buffer.byteLength(text)
   }
 }
 
@@ -49,5 +75,5 @@ function csvRow(lead: Lead): unknown[] {
     lead.contact_name, lead.contact_phone, lead.contact_email, lead.score, lead.qualified, lead.current_stage.id,
     lead.current_stage.slug, lead.current_stage.name, lead.owner?.id ?? null, lead.owner?.name ?? null,
     lead.owner?.role_name ?? null, lead.last_interaction_at, lead.interaction_count, JSON.stringify(lead.custom_fields ?? {}),
-  ]
+  ].map(neutraliseCsvCell)
 }

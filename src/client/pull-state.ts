@@ -4,18 +4,30 @@ import path from 'node:path'
 
 import {ValidationError} from '../shared/errors.js'
 
-/** Where a pull resumes: a cursor mid-way, or after the newest update seen once it caught up. */
+/** Where a pull resumes: the server's opaque change-feed position after the last page written. */
 export interface PullState {
+  version: 2
   base_url: string
   customer_id: string
-  /** next_cursor of the last page written; null once a run reached the end. */
+  /** next_cursor of the last page written (a sync=true cursor); null before the first page. */
   cursor: string | null
-  /** updated_at of the last lead written; the next run asks for updated_since it when there is no cursor. */
-  updated_since: string | null
-  /** id of the last lead written, so leads at exactly updated_since already written are not written again. */
-  last_id: string | null
   leads_pulled: number
   saved_at: string
+}
+
+/** A state file as read: version 2, or converted from the timestamp format of earlier versions. */
+export interface LoadedState {
+  state: PullState
+  /** Set for a converted file: the feed starts at this updated_since (its leads may come once more). */
+  convertedFrom?: string
+}
+
+/** The timestamp-based state earlier versions wrote: a sort cursor, or updated_since plus the last id. */
+interface TimestampState {
+  base_url: string
+  customer_id: string
+  updated_since: string | null
+  leads_pulled?: number
 }
 
 /** The default state file, one per base URL and customer, under the CLI's data directory. */
@@ -24,12 +36,21 @@ export function defaultStateFile(dataDir: string, baseUrl: string, customerId: s
   return path.join(dataDir, 'pull-state', `${key}.json`)
 }
 
-export function loadState(file: string): PullState | null {
+export function loadState(file: string): LoadedState | null {
   if (!fs.existsSync(file)) return null
+  let parsed: Partial<PullState> & Partial<TimestampState>
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as PullState
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof parsed
   } catch {
-    throw new ValidationError(`state file ${file} is not valid JSON`, 'state', 'delete it to start over with --since')
+    throw unreadable(file)
+  }
+  if (typeof parsed.base_url !== 'string' || typeof parsed.customer_id !== 'string') throw unreadable(file)
+  if (parsed.version === 2) return {state: parsed as PullState}
+  // Earlier versions kept a time; the change feed starts there (inclusive), so nothing is missed.
+  const since = typeof parsed.updated_since === 'string' ? parsed.updated_since : undefined
+  return {
+    state: {version: 2, base_url: parsed.base_url, customer_id: parsed.customer_id, cursor: null, leads_pulled: parsed.leads_pulled ?? 0, saved_at: new Date().toISOString()},
+    ...(since ? {convertedFrom: since} : {}),
   }
 }
 
@@ -37,6 +58,10 @@ export function loadState(file: string): PullState | null {
 export function saveState(file: string, state: PullState): void {
   fs.mkdirSync(path.dirname(file), {recursive: true})
   const temporary = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(temporary, JSON.stringify(state, null, 2) + '\n')
+  fs.writeFileSync(temporary, JSON.stringify(state, null, 2) + '\n', {mode: 0o600})
   fs.renameSync(temporary, file)
+}
+
+function unreadable(file: string): ValidationError {
+  return new ValidationError(`state file ${file} is not a leads pull state`, 'state', 'start over with --reset (add --since to start at a time)')
 }

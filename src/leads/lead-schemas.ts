@@ -53,7 +53,8 @@ export const LEAD_LIST_SCHEMA = {
     total: {type: 'integer', minimum: 0},
     limit: {type: 'integer', minimum: 1, maximum: 100},
     offset: {type: 'integer', minimum: 0},
-    next_cursor: {type: ['string', 'null'], description: `Opaque; valid only with the sort_by (${SORT_FIELDS.join(', ')}) and sort_dir it was issued under.`},
+    next_cursor: {type: ['string', 'null'], description: `Opaque; valid only with the sort_by (${SORT_FIELDS.join(', ')}) and sort_dir it was issued under. Never null with sync=true.`},
+    has_more: {type: 'boolean', description: 'sync=true only: more changes can be fetched now with next_cursor'},
   },
 } as const
 

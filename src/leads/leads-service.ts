@@ -1,3 +1,4 @@
+import {ValidationError} from '../shared/errors.js'
 import type {CursorCodec, CursorPosition} from './cursor.js'
 import type {Lead} from './lead-types.js'
 import {toApiLead} from './lead-view.js'
@@ -10,6 +11,8 @@ export interface LeadList {
   limit: number
   offset: number
   next_cursor: string | null
+  /** sync=true only: whether more changes are there to fetch right now. */
+  has_more?: boolean
 }
 
 /** Reading a customer's leads: filters, sorts, keyset cursors and offsets. */
@@ -20,6 +23,7 @@ export class LeadsService {
   ) {}
 
   async list(customerId: string, query: ListQuery): Promise<LeadList> {
+    if (query.sync) return this.changes(customerId, query)
     const after = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, query.sortBy, query.sortDir)
     const filters = {
       status: query.status,
@@ -44,7 +48,37 @@ export class LeadsService {
       next_cursor: rows.length > query.limit && last ? this.cursors.encode(positionOf(last, query)) : null,
     }
   }
+
+  /**
+   * A page of the change feed: each committed change once, in commit order. The cursor always
+   * points after the last change returned (or where the caller was, when nothing changed), so a
+   * client keeps the last next_cursor and resumes from it whenever it likes.
+   */
+  private async changes(customerId: string, query: ListQuery): Promise<LeadList> {
+    if (query.cursor !== undefined && query.updatedSince !== undefined) {
+      throw new ValidationError('updated_since only starts the change feed; a cursor already carries where it started', 'updated_since')
+    }
+    const from = query.cursor === undefined ? {...FEED_START, updatedSince: query.updatedSince ?? null} : this.cursors.decodeChange(query.cursor)
+    const updatedSince = from.updatedSince ?? undefined
+    const [rows, total] = await Promise.all([
+      this.store.listChanges(customerId, from, updatedSince, query.limit),
+      this.store.count(customerId, {updatedSince}),
+    ])
+    const page = rows.slice(0, query.limit)
+    const last = page.at(-1)?.position ?? from
+    return {
+      leads: page.map((row) => toApiLead(row.lead, query.includeCustomFields)),
+      total,
+      limit: query.limit,
+      offset: 0,
+      next_cursor: this.cursors.encodeChange({seq: last.seq, id: last.id, updatedSince: from.updatedSince}),
+      has_more: rows.length > query.limit,
+    }
+  }
 }
+
+/** Before every lead: sequence 0 is where leads never stamped by a write path sit (seeded data), and no id sorts before the nil UUID. */
+const FEED_START = {seq: 0, id: '00000000-0000-0000-0000-000000000000'}
 
 function positionOf(lead: LeadWithRelations, query: ListQuery): CursorPosition {
   const value = {

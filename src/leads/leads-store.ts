@@ -24,6 +24,18 @@ export interface LeadPageRequest {
   limit: number
 }
 
+/** A position in a customer's change feed: the last change seen (sequence, then id for leads never stamped). */
+export interface ChangePosition {
+  seq: number
+  id: string
+}
+
+/** A lead as the change feed returns it, with its position. */
+export interface LeadChange {
+  lead: LeadWithRelations
+  position: ChangePosition
+}
+
 /** A stored lead with its stage and owner, as the list query returns it. */
 export interface LeadWithRelations extends LeadRecord {
   stage: {id: string; slug: string; name: string; color: string}
@@ -123,6 +135,46 @@ export class LeadsStore {
   async update(trx: Knex.Transaction, lead: LeadRecord): Promise<void> {
     const {id, customer_id, ...changes} = leadToRow(lead)
     await trx('leads').where({id, customer_id}).update(changes)
+  }
+
+  /**
+   * Stamps the written leads with the customer's next change sequence numbers, in the given
+   * order. Call it as the last statement of the write's transaction: the counter row it bumps
+   * stays locked until the commit, so a customer's writes become visible in sequence order while
+   * the lock is held only for the commit (see the change-feed migration).
+   */
+  async stampChanges(trx: Knex.Transaction, customerId: string, leadIds: readonly string[]): Promise<void> {
+    if (leadIds.length === 0) return
+    const count = leadIds.length
+    if (isMysql(this.db)) {
+      await trx.raw('INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON DUPLICATE KEY UPDATE last_seq = last_seq + ?', [customerId, count, count])
+    } else {
+      await trx.raw('INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON CONFLICT (customer_id) DO UPDATE SET last_seq = last_seq + ?', [customerId, count, count])
+    }
+    const [row] = (await trx('lead_change_sequences').where({customer_id: customerId}).select('last_seq')) as Array<{last_seq: number | string}>
+    const first = Number(row!.last_seq) - count + 1
+    if (count === 1) {
+      await trx('leads').where({customer_id: customerId, id: leadIds[0]}).update({change_seq: first})
+      return
+    }
+    const cases = leadIds.map(() => 'WHEN ? THEN ?').join(' ')
+    const bindings = leadIds.flatMap((id, index) => [id, first + index])
+    await trx('leads')
+      .where('customer_id', customerId)
+      .whereIn('id', [...leadIds])
+      .update({change_seq: trx.raw(`CASE id ${cases} END`, bindings)})
+  }
+
+  /** One page of the change feed: leads in change order after `after`, plus one extra row to tell whether more follow. */
+  async listChanges(customerId: string, after: ChangePosition, updatedSince: number | undefined, limit: number): Promise<LeadChange[]> {
+    const query = this.db('leads').select('leads.*').where('customer_id', customerId)
+    if (updatedSince !== undefined) query.andWhere('updated_at', '>=', updatedSince)
+    // The expanded keyset form: MySQL does not use a row constructor as an index range.
+    query.andWhere((q) => q.where('change_seq', '>', after.seq).orWhere((tie) => tie.where('change_seq', after.seq).andWhere('id', '>', after.id)))
+    query.orderBy([{column: 'change_seq'}, {column: 'id'}]).limit(limit + 1)
+    const rows = (await query) as Array<LeadRow & {change_seq: number | string}>
+    const leads = await this.withRelations(customerId, rows.map(rowToLeadRecord))
+    return leads.map((lead, index) => ({lead, position: {seq: Number(rows[index]!.change_seq), id: lead.id}}))
   }
 
   /** How many leads match the filters, ignoring cursor and offset. */

@@ -94,6 +94,8 @@ export class LeadsWriteService {
       }
       const created = {lead, merged: existing !== undefined, unknownCustomFields: input.unknownCustomFields}
       await beforeCommit?.(trx, created)
+      // Last, so the change-feed counter is locked only while this transaction commits.
+      await this.leads.stampChanges(trx, customerId, [record.id])
       return created
     })
     await this.outbox.dispatch(deliveryIds)
@@ -123,6 +125,8 @@ export class LeadsWriteService {
       if (write) {
         await this.leads.upsertMany(write, plan.writes)
         await beforeCommit?.(write, result)
+        // Last, so the change-feed counter is locked only while this transaction commits.
+        await this.leads.stampChanges(write, customerId, plan.writes.map((lead) => lead.id))
       }
       return result
     }

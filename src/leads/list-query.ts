@@ -26,8 +26,17 @@ export const LIST_QUERY_SCHEMA = {
     cursor: {type: 'string', minLength: 1, maxLength: 1024},
     limit: {type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT},
     offset: {type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0},
+    sync: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Extension: page the change feed instead of a sorted list. Leads come in commit order, each change once; next_cursor is never null, so the last one is where the next sync resumes; has_more tells whether to fetch again now. Takes only cursor, limit, include_custom_fields and, to start, updated_since.',
+    },
   },
 } as const
+
+/** The parameters sync=true accepts besides itself: the change feed has its own order and no filters. */
+const SYNC_PARAMS = new Set(['sync', 'cursor', 'limit', 'include_custom_fields', 'updated_since'])
 
 const RULES: Record<string, string> = {
   status: `must be one of ${LEAD_STATUSES.join(', ')}`,
@@ -42,6 +51,7 @@ const RULES: Record<string, string> = {
   cursor: 'must be next_cursor from an earlier response',
   limit: `must be an integer from 1 to ${LIST_LIMIT_MAX}`,
   offset: 'must be an integer of 0 or more',
+  sync: 'must be true or false',
 }
 
 export interface ListQuery {
@@ -57,6 +67,8 @@ export interface ListQuery {
   cursor?: string
   limit: number
   offset: number
+  /** Page the change feed (see LIST_QUERY_SCHEMA.sync). */
+  sync: boolean
 }
 
 const INTEGER_PARAMS = new Set(['limit', 'offset'])
@@ -77,9 +89,14 @@ export function parseListQuery(raw: Record<string, string | string[] | undefined
     }
     params[name] = name === 'search' ? value.trim() : value
   }
+  const given = Object.keys(params)
   if (!validate(params)) throw toValidationError(validate.errors?.[0], (param) => RULES[param], 'query parameter')
 
   const query = params as unknown as ValidatedParams
+  const foreign = query.sync ? given.find((name) => !SYNC_PARAMS.has(name)) : undefined
+  if (foreign !== undefined) {
+    throw new ValidationError(`query parameter "${foreign}" cannot be used with sync=true; the change feed takes only cursor, limit, include_custom_fields and updated_since`, foreign)
+  }
   if (query.cursor !== undefined && query.offset !== 0) {
     throw new ValidationError('use either cursor or offset, not both; cursor is preferred', 'offset')
   }
@@ -96,6 +113,7 @@ export function parseListQuery(raw: Record<string, string | string[] | undefined
     cursor: query.cursor,
     limit: query.limit,
     offset: query.offset,
+    sync: query.sync,
   }
 }
 
@@ -113,6 +131,7 @@ interface ValidatedParams {
   cursor?: string
   limit: number
   offset: number
+  sync: boolean
 }
 
 function toMs(value: string | undefined): number | undefined {

@@ -59,8 +59,17 @@ export function leadRecord(tenant: TestTenant, overrides: Partial<LeadRecord> = 
   }
 }
 
+/** Seeds leads straight into the store and stamps them into the change feed in the given order, as the write paths would. */
 export async function insertLeads(services: Services, leads: LeadRecord[]): Promise<void> {
-  await new LeadsStore(services.db).insertMany(leads)
+  const store = new LeadsStore(services.db)
+  await store.insertMany(leads)
+  const byCustomer = new Map<string, string[]>()
+  for (const lead of leads) byCustomer.set(lead.customerId, [...(byCustomer.get(lead.customerId) ?? []), lead.id])
+  for (const [customerId, ids] of byCustomer) {
+    for (let start = 0; start < ids.length; start += 500) {
+      await services.db.transaction((trx) => store.stampChanges(trx, customerId, ids.slice(start, start + 500)))
+    }
+  }
 }
 
 /** Awaits a promise that must reject with the given error class; returns the error. */
