@@ -10,182 +10,256 @@ import {LeadsApiClient} from '../../src/client/api-client.js'
 import {LeadWriter} from '../../src/client/lead-writer.js'
 import {pullLeads} from '../../src/client/pull.js'
 import {postJson} from '../helpers/api.js'
-import {backends} from '../helpers/backends.js'
+import {forEachBackend} from '../helpers/backends.js'
 import {CLI, runCli} from '../helpers/cli.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+import {freePort} from '../helpers/throwaway-redis.js'
 
 const LEADS = 250
 const idsOf = (ndjson: string) => ndjson.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as {id: string}).id)
 
 describe('leads pull', function () {
-  let daemon: TestDaemon
-  let tenant: TestTenant
-  let dir: string
-  let stateFile: string
-  let allIds: string[]
-  const env = (token = tenant.token) => ({LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: token, LEADS_CUSTOMER_ID: tenant.customer.id})
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    let dir: string
+    let stateFile: string
+    let allIds: string[]
+    /** The updated_at of the tenth lead from the end: --since it selects the last ten. */
+    let lastTenSince: string
+    const env = (token = tenant.token) => ({LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: token, LEADS_CUSTOMER_ID: tenant.customer.id})
 
-  before(async function () {
-    daemon = await startTestDaemon(backends()[0]!, {limitsCacheTtlMs: 0})
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-pull-'))
-  })
-  beforeEach(async function () {
-    tenant = await newTenant(daemon.services, undefined, {roomy: true})
-    const base = Date.now() - LEADS * 1000
-    const leads = Array.from({length: LEADS}, (_, i) =>
-      leadRecord(tenant, {contactName: `Pulled ${i}`, contactEmail: `pulled${i}@example.org`, createdAt: base + i * 1000, updatedAt: base + i * 1000}),
-    )
-    await insertLeads(daemon.services, leads)
-    allIds = leads.map((lead) => lead.id)
-    stateFile = path.join(dir, `${tenant.customer.id}.json`)
-  })
-  after(async function () {
-    await daemon.stop()
-    fs.rmSync(dir, {recursive: true, force: true})
-  })
-
-  it('writes every lead as NDJSON, saves its place, and next time writes only what changed', async function () {
-    const first = await runCli(['pull', '--state', stateFile], env())
-    expect(first.code, first.stderr).to.equal(0)
-    expect(first.stderr).to.equal('')
-    expect(idsOf(first.stdout)).to.deep.equal(allIds)
-    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
-    expect(state).to.include({version: 2, leads_pulled: LEADS, customer_id: tenant.customer.id})
-    expect(state.cursor).to.be.a('string')
-
-    const again = await runCli(['pull', '--state', stateFile], env())
-    expect(again.stdout).to.equal('')
-    expect(again.stderr).to.equal(`resuming from ${stateFile} at the saved position, ${LEADS} leads pulled so far; --reset starts over\n`)
-    await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled7@example.org', contact_name: 'Renamed'})
-    const third = await runCli(['pull', '--state', stateFile], env())
-    const changed = third.stdout.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
-    expect(changed).to.have.length(1)
-    expect(changed[0]).to.include({id: allIds[7], contact_name: 'Renamed'})
-  })
-
-  it("refuses a state file of another customer rather than resuming at its position", async function () {
-    expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
-    const other = await newTenant(daemon.services)
-    const result = await runCli(['pull', '--state', stateFile], {LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: other.token, LEADS_CUSTOMER_ID: other.customer.id})
-    expect(result.code).to.equal(1)
-    expect(result.stdout).to.equal('')
-    expect(result.stderr).to.match(new RegExp(`^Error: state file .* belongs to customer ${tenant.customer.id} at .*\\(hint: give each customer`))
-  })
-
-  it('starts at --since on a first run', async function () {
-    const since = new Date(Date.now() - 10_500).toISOString()
-    const result = await runCli(['pull', '--state', stateFile, '--since', since], env())
-    expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
-  })
-
-  it('resumes after being killed between pages, with no lead missing', async function () {
-    // Three pages a minute: the run is parked on a 429 when it is killed.
-    await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 3})
-    const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--page-size', '40'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
-    let firstRun = ''
-    child.stdout.on('data', (chunk: Buffer) => (firstRun += chunk.toString()))
-    for (let i = 0; i < 200 && idsOf(firstRun).length < 120; i++) await new Promise((resolve) => setTimeout(resolve, 25))
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGKILL')
-    await exited
-    expect(idsOf(firstRun)).to.deep.equal(allIds.slice(0, 120))
-
-    await daemon.services.rateLimits.clear({type: 'key', id: tenant.key.id})
-    const second = await runCli(['pull', '--state', stateFile, '--page-size', '40'], env())
-    expect(second.code).to.equal(0)
-    const seen = new Set([...idsOf(firstRun), ...idsOf(second.stdout)])
-    expect(seen.size).to.equal(LEADS)
-    // Into a pipe, a position is saved only once a pipe's worth of later output was written: the
-    // resumed run may repeat the last leads the killed one wrote, never skip one.
-    expect(allIds.indexOf(idsOf(second.stdout)[0]!)).to.be.within(0, 120)
-  })
-
-  it('waits out a 429 for Retry-After and goes on', async function () {
-    await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1})
-    const waits: number[] = []
-    const client = new LeadsApiClient({
-      baseUrl: daemon.url,
-      token: tenant.token,
-      customerId: tenant.customer.id,
-      // Instead of waiting a minute, "time passes" by lifting the limit.
-      sleep: async (ms) => {
-        waits.push(ms)
-        await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1000})
-      },
+    before(async function () {
+      daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0})
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-pull-'))
     })
-    let output = ''
-    const summary = await pullLeads(client, {
-      baseUrl: daemon.url,
-      customerId: tenant.customer.id,
-      stateFile,
-      pageSize: 100,
-      includeCustomFields: true,
-      follow: false,
-      intervalMs: 0,
-      writer: new LeadWriter('ndjson', async (text) => void (output += text)),
+    beforeEach(async function () {
+      tenant = await newTenant(daemon.services, undefined, {roomy: true})
+      const base = Date.now() - LEADS * 1000
+      const leads = Array.from({length: LEADS}, (_, i) =>
+        leadRecord(tenant, {contactName: `Pulled ${i}`, contactEmail: `pulled${i}@example.org`, createdAt: base + i * 1000, updatedAt: base + i * 1000}),
+      )
+      await insertLeads(daemon.services, leads)
+      allIds = leads.map((lead) => lead.id)
+      lastTenSince = new Date(base + (LEADS - 10) * 1000).toISOString()
+      stateFile = path.join(dir, `${tenant.customer.id}.json`)
     })
-    expect(waits).to.have.length(1)
-    expect(waits[0]).to.be.within(1000, 60_000)
-    expect(summary.leads).to.equal(LEADS)
-    expect(idsOf(output)).to.deep.equal(allIds)
-  })
-
-  it('picks up a lead updated while it pages, writing it again with its new values', async function () {
-    let output = ''
-    const client = new LeadsApiClient({baseUrl: daemon.url, token: tenant.token, customerId: tenant.customer.id})
-    let changed = false
-    await pullLeads(client, {
-      baseUrl: daemon.url,
-      customerId: tenant.customer.id,
-      stateFile,
-      pageSize: 50,
-      includeCustomFields: true,
-      follow: false,
-      intervalMs: 0,
-      writer: new LeadWriter('ndjson', async (text) => void (output += text)),
-      onProgress: async () => {
-        if (changed) return
-        changed = true
-        await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled3@example.org', contact_name: 'Changed mid-run'})
-      },
+    after(async function () {
+      await daemon.stop()
+      fs.rmSync(dir, {recursive: true, force: true})
     })
-    const leads = output.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
-    expect(new Set(leads.map((lead) => lead.id)).size).to.equal(LEADS)
-    const copies = leads.filter((lead) => lead.id === allIds[3])
-    expect(copies.map((lead) => lead.contact_name)).to.deep.equal(['Pulled 3', 'Changed mid-run'])
-  })
 
-  it('writes one JSON array with --format json and CSV with a header with --format csv', async function () {
-    const json = await runCli(['pull', '--state', stateFile, '--format', 'json'], env())
-    expect((JSON.parse(json.stdout) as Array<{id: string}>).map((lead) => lead.id)).to.deep.equal(allIds)
-    fs.rmSync(stateFile)
-    const csv = await runCli(['pull', '--state', stateFile, '--format', 'csv'], env())
-    const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
-    expect(rows).to.have.length(LEADS)
-    expect(rows[0]).to.include({id: allIds[0], contact_name: 'Pulled 0', stage_slug: 'new', custom_fields: '{}'})
-  })
+    it('writes every lead as NDJSON, saves its place, and next time writes only what changed', async function () {
+      const first = await runCli(['pull', '--state', stateFile], env())
+      expect(first.code, first.stderr).to.equal(0)
+      expect(first.stderr).to.equal('')
+      expect(idsOf(first.stdout)).to.deep.equal(allIds)
+      const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'))
+      expect(state).to.include({version: 2, leads_pulled: LEADS, customer_id: tenant.customer.id})
+      expect(state.cursor).to.be.a('string')
 
-  it('keeps polling with --follow and exits 0 on SIGINT', async function () {
-    const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--follow', '--interval', '1s'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    for (let i = 0; i < 200 && idsOf(output).length < LEADS; i++) await new Promise((resolve) => setTimeout(resolve, 25))
-    const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Arrived later'})
-    for (let i = 0; i < 200 && !output.includes(created.body.lead.id); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-    expect(output).to.include(created.body.lead.id)
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-    child.kill('SIGINT')
-    expect(await exited).to.equal(0)
-  })
+      const again = await runCli(['pull', '--state', stateFile], env())
+      expect(again.stdout).to.equal('')
+      expect(again.stderr).to.equal(`resuming from ${stateFile} at the saved position, ${LEADS} leads pulled so far; --reset starts over\n`)
+      await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled7@example.org', contact_name: 'Renamed'})
+      const third = await runCli(['pull', '--state', stateFile], env())
+      const changed = third.stdout.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
+      expect(changed).to.have.length(1)
+      expect(changed[0]).to.include({id: allIds[7], contact_name: 'Renamed'})
+    })
 
-  it('refuses --follow with --format json as a usage error, and a bad token with one line', async function () {
-    const usage = await runCli(['pull', '--follow', '--format', 'json'], env())
-    expect(usage.code).to.equal(2)
-    const denied = await runCli(['pull', '--state', stateFile], env('svc_' + '0'.repeat(64)))
-    expect(denied.code).to.equal(1)
-    expect(denied.stderr).to.match(/^Error: Invalid, revoked or expired API token\. .*\(hint: check LEADS_API_TOKEN/)
-    expect(denied.stdout).to.equal('')
+    it("refuses a state file of another customer rather than resuming at its position", async function () {
+      expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
+      const other = await newTenant(daemon.services)
+      const result = await runCli(['pull', '--state', stateFile], {LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: other.token, LEADS_CUSTOMER_ID: other.customer.id})
+      expect(result.code).to.equal(1)
+      expect(result.stdout).to.equal('')
+      expect(result.stderr).to.match(new RegExp(`^Error: state file .* belongs to customer ${tenant.customer.id} at .*\\(hint: give each customer`))
+    })
+
+    it('starts at --since on a first run', async function () {
+      const result = await runCli(['pull', '--state', stateFile, '--since', lastTenSince], env())
+      expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
+    })
+
+    it('resumes after being killed between pages, with no lead missing', async function () {
+      // Three pages a minute: the run is parked on a 429 when it is killed.
+      await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 3})
+      const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--page-size', '40'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
+      let firstRun = ''
+      child.stdout.on('data', (chunk: Buffer) => (firstRun += chunk.toString()))
+      for (let i = 0; i < 200 && idsOf(firstRun).length < 120; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGKILL')
+      await exited
+      expect(idsOf(firstRun)).to.deep.equal(allIds.slice(0, 120))
+
+      await daemon.services.rateLimits.clear({type: 'key', id: tenant.key.id})
+      const second = await runCli(['pull', '--state', stateFile, '--page-size', '40'], env())
+      expect(second.code).to.equal(0)
+      const seen = new Set([...idsOf(firstRun), ...idsOf(second.stdout)])
+      expect(seen.size).to.equal(LEADS)
+      // Into a pipe, a position is saved only once a pipe's worth of later output was written: the
+      // resumed run may repeat the last leads the killed one wrote, never skip one.
+      expect(allIds.indexOf(idsOf(second.stdout)[0]!)).to.be.within(0, 120)
+    })
+
+    it('waits out a 429 for Retry-After and goes on', async function () {
+      await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1})
+      const waits: number[] = []
+      const client = new LeadsApiClient({
+        baseUrl: daemon.url,
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        // Instead of waiting a minute, "time passes" by lifting the limit.
+        sleep: async (ms) => {
+          waits.push(ms)
+          await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1000})
+        },
+      })
+      let output = ''
+      const summary = await pullLeads(client, {
+        baseUrl: daemon.url,
+        customerId: tenant.customer.id,
+        stateFile,
+        pageSize: 100,
+        includeCustomFields: true,
+        follow: false,
+        intervalMs: 0,
+        writer: new LeadWriter('ndjson', async (text) => void (output += text)),
+      })
+      expect(waits).to.have.length(1)
+      expect(waits[0]).to.be.within(1000, 60_000)
+      expect(summary.leads).to.equal(LEADS)
+      expect(idsOf(output)).to.deep.equal(allIds)
+    })
+
+    it('picks up a lead updated while it pages, writing it again with its new values', async function () {
+      let output = ''
+      const client = new LeadsApiClient({baseUrl: daemon.url, token: tenant.token, customerId: tenant.customer.id})
+      let changed = false
+      await pullLeads(client, {
+        baseUrl: daemon.url,
+        customerId: tenant.customer.id,
+        stateFile,
+        pageSize: 50,
+        includeCustomFields: true,
+        follow: false,
+        intervalMs: 0,
+        writer: new LeadWriter('ndjson', async (text) => void (output += text)),
+        onProgress: async () => {
+          if (changed) return
+          changed = true
+          await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled3@example.org', contact_name: 'Changed mid-run'})
+        },
+      })
+      const leads = output.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
+      expect(new Set(leads.map((lead) => lead.id)).size).to.equal(LEADS)
+      const copies = leads.filter((lead) => lead.id === allIds[3])
+      expect(copies.map((lead) => lead.contact_name)).to.deep.equal(['Pulled 3', 'Changed mid-run'])
+    })
+
+    it('writes one JSON array with --format json and CSV with a header with --format csv', async function () {
+      const json = await runCli(['pull', '--state', stateFile, '--format', 'json'], env())
+      expect((JSON.parse(json.stdout) as Array<{id: string}>).map((lead) => lead.id)).to.deep.equal(allIds)
+      fs.rmSync(stateFile)
+      const csv = await runCli(['pull', '--state', stateFile, '--format', 'csv'], env())
+      const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
+      expect(rows).to.have.length(LEADS)
+      expect(rows[0]).to.include({id: allIds[0], contact_name: 'Pulled 0', stage_slug: 'new', custom_fields: '{}'})
+    })
+
+    it('keeps polling with --follow and exits 0 on SIGINT', async function () {
+      const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--follow', '--interval', '1s'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
+      let output = ''
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+      for (let i = 0; i < 200 && idsOf(output).length < LEADS; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Arrived later'})
+      for (let i = 0; i < 200 && !output.includes(created.body.lead.id); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      expect(output).to.include(created.body.lead.id)
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      child.kill('SIGINT')
+      expect(await exited).to.equal(0)
+    })
+
+    it('loses nothing to a peek: `pull | head -2` ends quietly, and the next run still writes every lead', async function () {
+      const peek = await new Promise<{code: number | null; stderr: string}>((resolve) => {
+        const child = spawn('bash', ['-c', `"${process.execPath}" "${CLI}" pull --state "${stateFile}" | head -2 >/dev/null; echo "\${PIPESTATUS[0]}" >&2`], {env: {...process.env, ...env()}})
+        let stderr = ''
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+        child.on('exit', (code) => resolve({code, stderr}))
+      })
+      expect(peek.stderr.trim()).to.equal('0')
+      const full = await runCli(['pull', '--state', stateFile], env())
+      expect(full.code).to.equal(0)
+      expect(new Set(idsOf(full.stdout))).to.deep.equal(new Set(allIds))
+    })
+
+    it('says when --since is ignored, starts over with --reset, and keeps no position with --no-state', async function () {
+      expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
+      const since = lastTenSince
+      const ignored = await runCli(['pull', '--state', stateFile, '--since', since], env())
+      expect(ignored.stdout).to.equal('')
+      expect(ignored.stderr).to.include('warning: --since is ignored because the state file has a position; add --reset to start at --since')
+      const reset = await runCli(['pull', '--state', stateFile, '--since', since, '--reset'], env())
+      expect(idsOf(reset.stdout)).to.deep.equal(allIds.slice(-10))
+      expect(reset.stderr).to.equal('')
+
+      const noState = path.join(dir, 'never-written.json')
+      for (let run = 0; run < 2; run++) {
+        const once = await runCli(['pull', '--no-state', '--since', since], env())
+        expect(idsOf(once.stdout)).to.deep.equal(allIds.slice(-10))
+      }
+      expect(fs.existsSync(noState)).to.equal(false)
+    })
+
+    it('includes custom fields by default and leaves them out with --no-custom-fields', async function () {
+      await daemon.services.customers.addField(tenant.customer.id, {slug: 'budget', type: 'number'})
+      await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled0@example.org', custom_fields: {budget: 12, lead_line: 'buyer'}})
+      const withFields = await runCli(['pull', '--no-state'], env())
+      const updated = withFields.stdout.trim().split('\n').map((line) => JSON.parse(line) as {id: string; custom_fields?: unknown}).filter((lead) => lead.id === allIds[0])
+      expect(updated.at(-1)!.custom_fields).to.deep.equal({budget: 12, lead_line: 'buyer'})
+      const without = await runCli(['pull', '--no-state', '--no-custom-fields'], env())
+      expect(JSON.parse(without.stdout.split('\n')[0]!)).to.not.have.property('custom_fields')
+    })
+
+    it('neutralises formula-like CSV cells and says so in its help', async function () {
+      await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: '=HYPERLINK("http://evil.example","x")', contact_phone: '+1 555 010 9999'})
+      const csv = await runCli(['pull', '--no-state', '--format', 'csv'], env())
+      const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
+      const row = rows.find((candidate) => candidate['contact_name']!.includes('HYPERLINK'))!
+      expect(row['contact_name']).to.equal(`'=HYPERLINK("http://evil.example","x")`)
+      expect(row['contact_phone']).to.equal(`'+1 555 010 9999`)
+      expect((await runCli(['pull', '--help'], env())).stdout).to.include('formula injection')
+    })
+
+    it('converts a state file of the timestamp format and resumes at its time', async function () {
+      const since = lastTenSince
+      fs.writeFileSync(stateFile, JSON.stringify({base_url: daemon.url, customer_id: tenant.customer.id, cursor: null, updated_since: since, last_id: null, leads_pulled: 7}))
+      const result = await runCli(['pull', '--state', stateFile], env())
+      expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
+      expect(result.stderr).to.include(`at updated_since ${since} (converted from an older state file), 7 leads pulled so far`)
+      expect(JSON.parse(fs.readFileSync(stateFile, 'utf8'))).to.include({version: 2, leads_pulled: 17})
+    })
+
+    it('fails within seconds with a hint when the daemon cannot be reached', async function () {
+      const closed = `http://127.0.0.1:${await freePort()}`
+      const started = Date.now()
+      const result = await runCli(['pull', '--no-state'], {...env(), LEADS_BASE_URL: closed})
+      expect(Date.now() - started).to.be.below(5000)
+      expect(result.code).to.equal(1)
+      expect(result.stderr).to.equal(`Error: cannot reach ${closed}: ECONNREFUSED (hint: is the daemon running at ${closed}? Start it with \`leads daemon\`, or set LEADS_BASE_URL)\n`)
+    })
+
+    it('refuses --follow with --format json as a usage error, and a bad token with one line', async function () {
+      const usage = await runCli(['pull', '--follow', '--format', 'json'], env())
+      expect(usage.code).to.equal(2)
+      const denied = await runCli(['pull', '--state', stateFile], env('svc_' + '0'.repeat(64)))
+      expect(denied.code).to.equal(1)
+      expect(denied.stderr).to.match(/^Error: Invalid, revoked or expired API token\. .*\(hint: check LEADS_API_TOKEN/)
+      expect(denied.stdout).to.equal('')
+    })
   })
 })
