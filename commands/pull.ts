@@ -10,7 +10,7 @@ import {loadConfig} from '../src/config/config.js'
 import {parseDuration} from '../src/shared/duration.js'
 import {ValidationError} from '../src/shared/errors.js'
 import {renderPullProgress} from '../src/ui/render.js'
-import {BaseCommand} from './_shared/base-command.js'
+import {announceWait, BaseCommand} from './_shared/base-command.js'
 
 export default class Pull extends BaseCommand {
   static override description = `Pull the customer's leads incrementally and write them to stdout
@@ -52,7 +52,8 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CU
     const intervalMs = parseDuration(flags.interval, 'interval')
     if (intervalMs < MIN_INTERVAL_MS) throw new ValidationError('--interval must be at least 1s', 'interval')
     const config = loadConfig(process.env)
-    const client = clientFromConfig(config)
+    const view = process.stderr.isTTY ? renderPullProgress() : null
+    const client = clientFromConfig(config, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     const baseUrl = config.client.baseUrl as string
     const customerId = config.client.customerId as string
     const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))
@@ -65,7 +66,6 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CU
     // A closed pipe is reported through the write callbacks; without a listener it would crash the process.
     const ignoreStdoutErrors = () => undefined
     process.stdout.on('error', ignoreStdoutErrors)
-    const view = process.stderr.isTTY ? renderPullProgress() : null
     try {
       return await pullLeads(client, {
         baseUrl,

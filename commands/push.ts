@@ -2,11 +2,11 @@ import {Args, Flags} from '@oclif/core'
 
 import {clientFromConfig} from '../src/client/client-from-config.js'
 import {detectFormat} from '../src/client/lead-file.js'
-import {type PushReport, type PushSummary, pushFile} from '../src/client/push.js'
+import {type PushReport, pushFile} from '../src/client/push.js'
 import {loadConfig} from '../src/config/config.js'
 import {ON_DUPLICATE} from '../src/leads/bulk-plan.js'
 import {renderPushProgress} from '../src/ui/render.js'
-import {BaseCommand} from './_shared/base-command.js'
+import {announceWait, BaseCommand} from './_shared/base-command.js'
 
 export default class Push extends BaseCommand {
   static override description = `Push leads from a CSV or NDJSON file through the bulk endpoint, 500 rows per request
@@ -31,10 +31,7 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_C
     const {args, flags} = await this.parse(Push)
     // Live progress on stderr only when it is a terminal; stdout keeps the report alone.
     const view = process.stderr.isTTY ? renderPushProgress() : null
-    let latest: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
-    const client = clientFromConfig(loadConfig(process.env), {
-      onRateLimited: (waitMs) => view?.update(latest, Math.ceil(waitMs / 1000)),
-    })
+    const client = clientFromConfig(loadConfig(process.env), {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     let report: PushReport
     try {
       report = await pushFile(client, {
@@ -42,10 +39,7 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_C
         format: (flags.format as 'csv' | 'ndjson' | undefined) ?? detectFormat(args.file),
         dryRun: flags['dry-run'],
         onDuplicate: flags['on-duplicate'] as (typeof ON_DUPLICATE)[number],
-        onProgress: (summary) => {
-          latest = summary
-          view?.update(summary)
-        },
+        onProgress: (summary) => view?.update(summary),
       })
     } finally {
       view?.done()

@@ -1,5 +1,6 @@
 import {Command, Errors, Flags} from '@oclif/core'
 
+import type {ApiWait} from '../../src/client/api-client.js'
 import {loadConfig} from '../../src/config/config.js'
 import {createLogger} from '../../src/log/logger.js'
 import {safeMessage} from '../../src/log/safe-error.js'
@@ -46,4 +47,10 @@ export abstract class BaseCommand extends Command {
 /** Flags several commands share, declared once. */
 export const sharedFlags = {
   customer: Flags.string({description: 'customer id (UUID)', required: true}),
+}
+
+/** Without a live view (stderr is not a terminal), each wait of the API client is one line on stderr. */
+export function announceWait(wait: ApiWait): void {
+  const seconds = Math.ceil(wait.waitMs / 1000)
+  process.stderr.write(wait.reason === 'rate limited' ? `rate limited; resuming in ${seconds}s\n` : `${wait.cause}; retrying in ${seconds}s\n`)
 }

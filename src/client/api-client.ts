@@ -12,8 +12,16 @@ export interface ClientOptions {
   retries?: number
   minRetryDelayMs?: number
   sleep?: (ms: number) => Promise<void>
-  /** Called whenever the API says to wait (429), with the wait in milliseconds. */
-  onRateLimited?: (waitMs: number) => void
+  /** Called before every wait: a 429's Retry-After, or the backoff before retrying a failure. */
+  onWait?: (wait: ApiWait) => void
+}
+
+/** A pause of the client, for a countdown in the progress views. */
+export interface ApiWait {
+  reason: 'rate limited' | 'retrying'
+  waitMs: number
+  /** What failed, for a retry (`cannot reach …`, `GET /… answered 503`). */
+  cause: string
 }
 
 /** The RateLimit-* headers of a response; null when the response had none. */
@@ -109,24 +117,30 @@ export class LeadsApiClient {
       },
       {
         retries: this.options.retries ?? 5,
-        minTimeout: this.options.minRetryDelayMs ?? 500,
-        maxTimeout: 30_000,
-        randomize: true,
+        minTimeout: 0,
+        maxTimeout: 0,
         onFailedAttempt: async ({error, attemptNumber}) => {
           if (!this.reached && error instanceof RetryableError && attemptNumber > UNREACHED_RETRIES) {
             throw new AppError('api_error', 503, error.message, `is the daemon running at ${this.options.baseUrl}? Start it with \`leads daemon\`, or set LEADS_BASE_URL`)
           }
-          if (error instanceof RetryableError && error.waitMs > 0) {
-            rateLimitWaits += 1
-            this.options.onRateLimited?.(error.waitMs)
-            await this.sleep(error.waitMs)
-          }
+          if (!(error instanceof RetryableError)) return
+          // The client waits itself (p-retry's own delay is 0) so the views can count every wait down.
+          const rateLimited = error.waitMs > 0
+          if (rateLimited) rateLimitWaits += 1
+          const waitMs = rateLimited ? error.waitMs : backoffMs(this.options.minRetryDelayMs ?? 500, attemptNumber)
+          this.options.onWait?.({reason: rateLimited ? 'rate limited' : 'retrying', waitMs, cause: error.message})
+          await this.sleep(waitMs)
         },
         // Waiting out a rate limit is expected work, not a failure: it uses no retry.
         shouldConsumeRetry: ({error}) => !(error instanceof RetryableError && error.waitMs > 0 && rateLimitWaits < MAX_RATE_LIMIT_WAITS),
       },
     )
   }
+}
+
+/** Exponential backoff with jitter, capped at 30 s: base, 2 × base, 4 × base … times 1 to 2. */
+function backoffMs(baseMs: number, attemptNumber: number): number {
+  return Math.round(Math.min(30_000, baseMs * 2 ** (attemptNumber - 1)) * (1 + Math.random()))
 }
 
 function readRateLimit(headers: Headers): RateLimitState | null {

@@ -1,12 +1,13 @@
 import {Box, Text} from 'ink'
 
 import type {PushSummary} from '../client/push.js'
+import {WaitCountdown, type Waiting} from './WaitCountdown.js'
 
-/** Live state of `leads push`: rows sent and what became of them, and any rate-limit wait. */
-export function PushProgress({summary, waitingSeconds}: {summary: PushSummary; waitingSeconds: number | null}) {
+/** Live state of `leads push`: rows sent and what became of them, and any wait counted down. */
+export function PushProgress({summary, waiting}: {summary: PushSummary; waiting: Waiting | null}) {
   return (
     <Box gap={2}>
-      <Text color={waitingSeconds === null ? 'cyan' : 'yellow'}>{waitingSeconds === null ? 'pushing' : `rate limited, waiting ${waitingSeconds}s`}</Text>
+      {waiting ? <WaitCountdown waiting={waiting} /> : <Text color="cyan">pushing</Text>}
       <Text>
         {summary.received.toLocaleString('en')} rows · {summary.chunks} requests
       </Text>

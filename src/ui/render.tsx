@@ -1,5 +1,6 @@
 import {render} from 'ink'
 
+import type {ApiWait} from '../client/api-client.js'
 import type {PullProgress as Progress} from '../client/pull.js'
 import type {PushSummary} from '../client/push.js'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
@@ -46,21 +47,24 @@ export async function renderWebhookInspection(data: WebhookInspection, interacti
 }
 
 /** A live progress line on stderr; returns the function that updates it and the one that ends it. */
-export function renderPullProgress(): {update(progress: Progress): void; done(): void} {
-  const initial: Progress = {pages: 0, leads: 0, rateLimit: null, position: null, caughtUp: false}
-  const instance = render(<PullProgress progress={initial} />, {stdout: process.stderr, patchConsole: false})
+export function renderPullProgress(): {update(progress: Progress): void; wait(wait: ApiWait): void; done(): void} {
+  let latest: Progress = {pages: 0, leads: 0, rateLimit: null, position: null, caughtUp: false}
+  const instance = render(<PullProgress progress={latest} />, {stdout: process.stderr, patchConsole: false})
   return {
-    update: (progress) => instance.rerender(<PullProgress progress={progress} />),
+    // A page arriving ends any wait.
+    update: (progress) => instance.rerender(<PullProgress progress={(latest = progress)} />),
+    wait: (wait) => instance.rerender(<PullProgress progress={latest} waiting={{reason: wait.reason, until: Date.now() + wait.waitMs}} />),
     done: () => instance.unmount(),
   }
 }
 
 /** A live push progress line on stderr. */
-export function renderPushProgress(): {update(summary: PushSummary, waitingSeconds?: number): void; done(): void} {
-  const empty: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
-  const instance = render(<PushProgress summary={empty} waitingSeconds={null} />, {stdout: process.stderr, patchConsole: false})
+export function renderPushProgress(): {update(summary: PushSummary): void; wait(wait: ApiWait): void; done(): void} {
+  let latest: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
+  const instance = render(<PushProgress summary={latest} waiting={null} />, {stdout: process.stderr, patchConsole: false})
   return {
-    update: (summary, waitingSeconds) => instance.rerender(<PushProgress summary={summary} waitingSeconds={waitingSeconds ?? null} />),
+    update: (summary) => instance.rerender(<PushProgress summary={(latest = summary)} waiting={null} />),
+    wait: (wait) => instance.rerender(<PushProgress summary={latest} waiting={{reason: wait.reason, until: Date.now() + wait.waitMs}} />),
     done: () => instance.unmount(),
   }
 }

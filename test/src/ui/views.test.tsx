@@ -87,9 +87,22 @@ describe('PushProgress', function () {
   it('shows rows, requests and outcomes, and a rate-limit wait', async function () {
     const {PushProgress} = await import('../../../src/ui/PushProgress.js')
     const summary = {received: 1500, created: 1400, updated: 90, skipped: 0, failed: 10, chunks: 3}
-    expect(stripAnsi(render(<PushProgress summary={summary} waitingSeconds={null} />).lastFrame() ?? '')).to.equal(
+    expect(stripAnsi(render(<PushProgress summary={summary} waiting={null} />).lastFrame() ?? '')).to.equal(
       'pushing  1,500 rows · 3 requests  1400 created  90 updated  0 skipped  10 failed',
     )
-    expect(stripAnsi(render(<PushProgress summary={summary} waitingSeconds={42} />).lastFrame() ?? '')).to.match(/^rate limited, waiting 42s/)
+    const waiting = {reason: 'rate limited' as const, until: Date.now() + 42_000}
+    expect(stripAnsi(render(<PushProgress summary={summary} waiting={waiting} />).lastFrame() ?? '')).to.match(/^rate limited, resuming in 42s/)
+  })
+})
+
+describe('WaitCountdown', function () {
+  it('counts a wait down every second', async function () {
+    const {PullProgress} = await import('../../../src/ui/PullProgress.js')
+    const progress = {pages: 1, leads: 100, rateLimit: null, position: null, caughtUp: false}
+    const view = render(<PullProgress progress={progress} waiting={{reason: 'retrying', until: Date.now() + 3000}} />)
+    expect(stripAnsi(view.lastFrame() ?? '')).to.match(/^retrying, resuming in 3s/)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(stripAnsi(view.lastFrame() ?? '')).to.match(/^retrying, resuming in 2s/)
+    view.unmount()
   })
 })
