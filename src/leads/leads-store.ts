@@ -146,13 +146,7 @@ export class LeadsStore {
   async stampChanges(trx: Knex.Transaction, customerId: string, leadIds: readonly string[]): Promise<void> {
     if (leadIds.length === 0) return
     const count = leadIds.length
-    if (isMysql(this.db)) {
-      await trx.raw('INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON DUPLICATE KEY UPDATE last_seq = last_seq + ?', [customerId, count, count])
-    } else {
-      await trx.raw('INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON CONFLICT (customer_id) DO UPDATE SET last_seq = last_seq + ?', [customerId, count, count])
-    }
-    const [row] = (await trx('lead_change_sequences').where({customer_id: customerId}).select('last_seq')) as Array<{last_seq: number | string}>
-    const first = Number(row!.last_seq) - count + 1
+    const first = (await this.bumpChangeSequence(trx, customerId, count)) - count + 1
     if (count === 1) {
       await trx('leads').where({customer_id: customerId, id: leadIds[0]}).update({change_seq: first})
       return
@@ -163,6 +157,24 @@ export class LeadsStore {
       .where('customer_id', customerId)
       .whereIn('id', [...leadIds])
       .update({change_seq: trx.raw(`CASE id ${cases} END`, bindings)})
+  }
+
+  /** Adds `count` to the customer's change counter and returns its new value, in one round trip (the row stays locked until commit). */
+  private async bumpChangeSequence(trx: Knex.Transaction, customerId: string, count: number): Promise<number> {
+    if (isMysql(this.db)) {
+      // LAST_INSERT_ID(expr) hands the new value back in the statement's OK packet: no SELECT while the row is locked.
+      const [result] = (await trx.raw(
+        'INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON DUPLICATE KEY UPDATE last_seq = LAST_INSERT_ID(last_seq + ?)',
+        [customerId, count, count],
+      )) as [{insertId: number; affectedRows: number}]
+      // One affected row: the customer's first write inserted the counter at `count`.
+      return result.affectedRows === 1 ? count : Number(result.insertId)
+    }
+    const [row] = (await trx.raw(
+      'INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON CONFLICT (customer_id) DO UPDATE SET last_seq = last_seq + ? RETURNING last_seq',
+      [customerId, count, count],
+    )) as Array<{last_seq: number | string}>
+    return Number(row!.last_seq)
   }
 
   /** One page of the change feed: leads in change order after `after`, plus one extra row to tell whether more follow. */
