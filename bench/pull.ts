@@ -42,6 +42,8 @@ async function customerWith(count: number): Promise<{customerId: string; token: 
       }
     })
     await store.insertMany(batch)
+    // Stamped into the change feed in order, as the write paths would have.
+    await daemon.services.db.transaction((trx) => store.stampChanges(trx, customer.id, batch.map((lead) => lead.id)))
   }
   return {customerId: customer.id, token}
 }

@@ -16,7 +16,8 @@ export async function up(knex: Knex): Promise<void> {
   })
   await knex.schema.alterTable('leads', (t) => {
     t.bigInteger('change_seq').notNullable().defaultTo(0)
-    t.index(['customer_id', 'change_seq'])
+    // With id: leads never stamped (seeded straight into the table) share sequence 0 and page by id.
+    t.index(['customer_id', 'change_seq', 'id'])
   })
   // Existing leads get sequence numbers in the order they last changed.
   const numbered = `SELECT id, ROW_NUMBER() OVER (PARTITION BY customer_id ORDER BY updated_at, id) AS seq FROM leads`
@@ -27,7 +28,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('leads', (t) => {
-    t.dropIndex(['customer_id', 'change_seq'])
+    t.dropIndex(['customer_id', 'change_seq', 'id'])
     t.dropColumn('change_seq')
   })
   await knex.schema.dropTableIfExists('lead_change_sequences')
