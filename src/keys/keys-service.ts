@@ -41,8 +41,8 @@ export class KeysService {
     const customer = await this.customers.get(input.customerId)
     const scopes = validateScopes(input.scopes)
     // Checked here too, not only by the CLI's parser: a key whose expiry cannot be shown as a date breaks every listing.
-    if (input.expiresInMs !== undefined && !(Number.isSafeInteger(input.expiresInMs) && input.expiresInMs > 0 && input.expiresInMs <= MAX_DURATION_MS)) {
-      throw new ValidationError('expires-in must be a positive duration of at most 3650d (ten years)', 'expires-in')
+    if (input.expiresInMs !== undefined && !(Number.isSafeInteger(input.expiresInMs) && input.expiresInMs <= MAX_DURATION_MS)) {
+      throw new ValidationError('expires-in must be a duration of at most 3650d (ten years)', 'expires-in')
     }
     const now = this.clock.now()
     const key: ApiKey = {

@@ -30,7 +30,7 @@ const RULES: Record<string, string> = {
   contact_phone: `must be a string of at most ${LEAD_LIMITS.contactPhone} characters`,
   contact_email: `must be an email address of at most ${LEAD_LIMITS.contactEmail} characters`,
   stage_slug: 'must be a stage slug',
-  custom_fields: `must be an object mapping field slugs to strings (at most ${LEAD_LIMITS.customFieldValue} characters), numbers, booleans or null`,
+  custom_fields: `must be an object mapping field slugs to strings, numbers, booleans or null (a string of at most ${LEAD_LIMITS.customFieldValue} characters)`,
   source_platform: `must be one of ${SOURCE_PLATFORMS.join(', ')}`,
   source_type: `must be one of ${SOURCE_TYPES.join(', ')}`,
 }

@@ -250,7 +250,11 @@ describe('leads pull', function () {
       const result = await runCli(['pull', '--no-state'], {...env(), LEADS_BASE_URL: closed})
       expect(Date.now() - started).to.be.below(5000)
       expect(result.code).to.equal(1)
-      expect(result.stderr).to.equal(`Error: cannot reach ${closed}: ECONNREFUSED (hint: is the daemon running at ${closed}? Start it with \`leads daemon\`, or set LEADS_BASE_URL)\n`)
+      const lines = result.stderr.trim().split('\n')
+      // Each wait is one line on a non-terminal stderr; the error is the last line.
+      expect(lines.slice(0, -1)).to.have.length(2)
+      for (const line of lines.slice(0, -1)) expect(line).to.match(new RegExp(`^cannot reach ${closed.replace(/[.]/g, '\\.')}: ECONNREFUSED; retrying in \\ds$`))
+      expect(lines.at(-1)).to.equal(`Error: cannot reach ${closed}: ECONNREFUSED (hint: is the daemon running at ${closed}? Start it with \`leads daemon\`, or set LEADS_BASE_URL)`)
     })
 
     it('refuses --follow with --format json as a usage error, and a bad token with one line', async function () {

@@ -65,6 +65,7 @@ const WRITTEN: Record<string, number> = {
   'leads.owner_id': UUID,
   'leads.lead_line': longest(LEAD_LINE_VALUES),
   'lead_match_locks.customer_id': UUID,
+  'lead_change_sequences.customer_id': UUID,
   'lead_match_locks.match_key': 'e:'.length + input.contact_email.anyOf[0].maxLength,
   'idempotency_keys.customer_id': UUID,
   'idempotency_keys.endpoint': longest(Object.keys(ENDPOINT_SCOPES)),

@@ -28,6 +28,7 @@ describe('parseListQuery', function () {
       cursor: undefined,
       limit: 20,
       offset: 0,
+      sync: false,
     })
   })
 
