@@ -122,13 +122,16 @@ export class LeadsStore {
     return [...found.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
   }
 
-  /** Inserts new leads and overwrites changed ones by id, in a few multi-row statements. */
-  async upsertMany(trx: Knex.Transaction, leads: LeadRecord[]): Promise<void> {
+  /**
+   * Inserts new leads and overwrites changed ones by id, in a few multi-row statements, stamping
+   * them with change sequence numbers firstSeq, firstSeq + 1, … in order (see reserveChanges).
+   */
+  async upsertMany(trx: Knex.Transaction, leads: LeadRecord[], firstSeq: number): Promise<void> {
     for (let start = 0; start < leads.length; start += INSERT_CHUNK) {
       await trx('leads')
-        .insert(leads.slice(start, start + INSERT_CHUNK).map(leadToRow))
+        .insert(leads.slice(start, start + INSERT_CHUNK).map((lead, index) => ({...leadToRow(lead), change_seq: firstSeq + start + index})))
         .onConflict('id')
-        .merge(UPSERT_COLUMNS)
+        .merge([...UPSERT_COLUMNS, 'change_seq'])
     }
   }
 
@@ -145,9 +148,8 @@ export class LeadsStore {
    */
   async stampChanges(trx: Knex.Transaction, customerId: string, leadIds: readonly string[]): Promise<void> {
     if (leadIds.length === 0) return
-    const count = leadIds.length
-    const first = (await this.bumpChangeSequence(trx, customerId, count)) - count + 1
-    if (count === 1) {
+    const first = await this.reserveChanges(trx, customerId, leadIds.length)
+    if (leadIds.length === 1) {
       await trx('leads').where({customer_id: customerId, id: leadIds[0]}).update({change_seq: first})
       return
     }
@@ -157,6 +159,14 @@ export class LeadsStore {
       .where('customer_id', customerId)
       .whereIn('id', [...leadIds])
       .update({change_seq: trx.raw(`CASE id ${cases} END`, bindings)})
+  }
+
+  /**
+   * Reserves `count` change sequence numbers of the customer and returns the first. The counter
+   * row stays locked until the transaction ends: call it only once the write's other work is done.
+   */
+  async reserveChanges(trx: Knex.Transaction, customerId: string, count: number): Promise<number> {
+    return (await this.bumpChangeSequence(trx, customerId, count)) - count + 1
   }
 
   /** Adds `count` to the customer's change counter and returns its new value, in one round trip (the row stays locked until commit). */
