@@ -14,7 +14,7 @@ import {forEachBackend} from '../helpers/backends.js'
 import {CLI, runCli} from '../helpers/cli.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
-import {freePort} from '../helpers/throwaway-redis.js'
+import {freePort} from '../helpers/local-servers.js'
 
 const LEADS = 250
 const idsOf = (ndjson: string) => ndjson.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as {id: string}).id)

@@ -15,7 +15,7 @@ import {runCli} from '../helpers/cli.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon} from '../helpers/test-daemon.js'
-import {waitUntil} from '../helpers/throwaway-redis.js'
+import {waitUntil} from '../helpers/local-servers.js'
 
 /** Values a failing statement carries; none may reach a log line or a CLI message. */
 const EMAIL = 'leak.probe@example.org'

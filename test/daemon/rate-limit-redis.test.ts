@@ -7,7 +7,7 @@ import {createClient} from 'redis'
 import {backends} from '../helpers/backends.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
-import {freePort, killRedis, startRedis, waitUntil} from '../helpers/throwaway-redis.js'
+import {freePort, killRedis, startRedis, waitUntil} from '../helpers/local-servers.js'
 
 const LIST = '/api/agents/crm/leads'
 const sqlite = () => backends()[0]!

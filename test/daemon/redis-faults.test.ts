@@ -10,7 +10,7 @@ import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
-import {freePort, killRedis, startRedis, waitUntil} from '../helpers/throwaway-redis.js'
+import {freePort, killRedis, startRedis, waitUntil} from '../helpers/local-servers.js'
 
 const CREATE = '/api/agents/crm/leads'
 const WORKER = {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 500}

@@ -1,3 +1,4 @@
+// Servers and waits of the tests' own on loopback: free ports, throwaway redis-servers, polling.
 import {type ChildProcess, spawn} from 'node:child_process'
 import net from 'node:net'
 
