@@ -77,7 +77,7 @@ export class LeadsService {
   }
 }
 
-/** Before every lead: sequence 0 is where leads never stamped by a write path sit (seeded data), and no id sorts before the nil UUID. */
+/** Before every sequenced change: numbers start at 1 (0 marks a pending lead, never returned), and no id sorts before the nil UUID. */
 const FEED_START = {seq: 0, id: '00000000-0000-0000-0000-000000000000'}
 
 function positionOf(lead: LeadWithRelations, query: ListQuery): CursorPosition {

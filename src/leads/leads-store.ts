@@ -2,6 +2,7 @@ import type {Knex} from 'knex'
 
 import type {LeadLine} from '../customers/customer-types.js'
 import {type Db, isMysql} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
 import type {CustomFields, LeadRecord, LeadStatus, SourcePlatform, SourceType} from './lead-types.js'
 import {normalizeEmail, phoneDigits, phoneLast10} from './match-keys.js'
@@ -24,7 +25,7 @@ export interface LeadPageRequest {
   limit: number
 }
 
-/** A position in a customer's change feed: the last change seen (sequence, then id for leads never stamped). */
+/** A position in a customer's change feed: the last change seen (its number, then its id). */
 export interface ChangePosition {
   seq: number
   id: string
@@ -45,10 +46,16 @@ export interface LeadWithRelations extends LeadRecord {
 // knex writes a multi-row insert on SQLite as a compound SELECT, which SQLite caps at 500 terms.
 const INSERT_CHUNK = 250
 
+/** change_seq of a lead written but not yet numbered into the change feed. */
+const PENDING = 0
+
+/** Pending changes numbered per transaction: more than a page (100), few enough to hold their row locks briefly. */
+const SEQUENCE_BATCH = 1000
+
 /** Columns a merge may change; id, customer_id and created_at never change. */
 const UPSERT_COLUMNS = [
   'source_platform', 'source_type', 'status', 'updated_at', 'contact_name', 'contact_phone', 'contact_email',
-  'email_normalized', 'phone_digits', 'phone_last10', 'stage_id', 'lead_line', 'custom_fields',
+  'email_normalized', 'phone_digits', 'phone_last10', 'stage_id', 'lead_line', 'custom_fields', 'change_seq',
 ]
 
 /** SQL for leads. Every query here carries a customer_id predicate. */
@@ -122,16 +129,13 @@ export class LeadsStore {
     return [...found.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
   }
 
-  /**
-   * Inserts new leads and overwrites changed ones by id, in a few multi-row statements, stamping
-   * them with change sequence numbers firstSeq, firstSeq + 1, … in order (see reserveChanges).
-   */
-  async upsertMany(trx: Knex.Transaction, leads: LeadRecord[], firstSeq: number): Promise<void> {
+  /** Inserts new leads and overwrites changed ones by id, in a few multi-row statements; each joins the change feed's pending set. */
+  async upsertMany(trx: Knex.Transaction, leads: LeadRecord[]): Promise<void> {
     for (let start = 0; start < leads.length; start += INSERT_CHUNK) {
       await trx('leads')
-        .insert(leads.slice(start, start + INSERT_CHUNK).map((lead, index) => ({...leadToRow(lead), change_seq: firstSeq + start + index})))
+        .insert(leads.slice(start, start + INSERT_CHUNK).map(leadToRow))
         .onConflict('id')
-        .merge([...UPSERT_COLUMNS, 'change_seq'])
+        .merge(UPSERT_COLUMNS)
     }
   }
 
@@ -141,32 +145,61 @@ export class LeadsStore {
   }
 
   /**
-   * Stamps the written leads with the customer's next change sequence numbers, in the given
-   * order. Call it as the last statement of the write's transaction: the counter row it bumps
-   * stays locked until the commit, so a customer's writes become visible in sequence order while
-   * the lock is held only for the commit (see the change-feed migration).
+   * One page of the change feed: leads in change order after `after`, plus one extra row to tell
+   * whether more follow. When the numbered changes run out before the page is full, the
+   * customer's pending changes are numbered (see sequencePending) and the page read again.
    */
-  async stampChanges(trx: Knex.Transaction, customerId: string, leadIds: readonly string[]): Promise<void> {
-    if (leadIds.length === 0) return
-    const first = await this.reserveChanges(trx, customerId, leadIds.length)
-    if (leadIds.length === 1) {
-      await trx('leads').where({customer_id: customerId, id: leadIds[0]}).update({change_seq: first})
-      return
+  async listChanges(customerId: string, after: ChangePosition, updatedSince: number | undefined, limit: number): Promise<LeadChange[]> {
+    let rows = await this.readChanges(customerId, after, updatedSince, limit)
+    while (rows.length <= limit && (await this.sequencePending(customerId)) > 0) {
+      rows = await this.readChanges(customerId, after, updatedSince, limit)
     }
-    const cases = leadIds.map(() => 'WHEN ? THEN ?').join(' ')
-    const bindings = leadIds.flatMap((id, index) => [id, first + index])
-    await trx('leads')
-      .where('customer_id', customerId)
-      .whereIn('id', [...leadIds])
-      .update({change_seq: trx.raw(`CASE id ${cases} END`, bindings)})
+    const leads = await this.withRelations(customerId, rows.map(rowToLeadRecord))
+    return leads.map((lead, index) => ({lead, position: {seq: Number(rows[index]!.change_seq), id: lead.id}}))
+  }
+
+  private async readChanges(customerId: string, after: ChangePosition, updatedSince: number | undefined, limit: number): Promise<LeadRow[]> {
+    const query = this.db('leads').select('leads.*').where('customer_id', customerId).andWhere('change_seq', '>', PENDING)
+    if (updatedSince !== undefined) query.andWhere('updated_at', '>=', updatedSince)
+    // The expanded keyset form: MySQL does not use a row constructor as an index range.
+    query.andWhere((q) => q.where('change_seq', '>', after.seq).orWhere((tie) => tie.where('change_seq', after.seq).andWhere('id', '>', after.id)))
+    query.orderBy([{column: 'change_seq'}, {column: 'id'}]).limit(limit + 1)
+    return (await query) as LeadRow[]
   }
 
   /**
-   * Reserves `count` change sequence numbers of the customer and returns the first. The counter
-   * row stays locked until the transaction ends: call it only once the write's other work is done.
+   * Numbers up to SEQUENCE_BATCH of the customer's committed pending changes from the customer's
+   * change counter, in one short transaction, and returns how many it numbered.
+   *
+   * Writes only mark a lead pending (change_seq 0), so they never wait on each other for the
+   * feed. Numbering happens after their commit: the counter row serialises the customer's
+   * numbering transactions, so the numbers of one are committed before the next hands out larger
+   * ones, and a reader that has seen n has seen every change numbered up to n. A write still open
+   * is skipped (SKIP LOCKED) and numbered once it commits, above anything a reader has seen.
    */
-  async reserveChanges(trx: Knex.Transaction, customerId: string, count: number): Promise<number> {
-    return (await this.bumpChangeSequence(trx, customerId, count)) - count + 1
+  async sequencePending(customerId: string): Promise<number> {
+    // A plain read first: a reader at the tail of a quiet feed takes no lock at all.
+    const anyPending = await this.db('leads').where({customer_id: customerId, change_seq: PENDING}).first('id')
+    if (!anyPending) return 0
+    return inTransaction(this.db, async (trx) => {
+      // The pending leads in index order (no sort of a large backlog), numbered oldest change first.
+      const query = trx('leads').where({customer_id: customerId, change_seq: PENDING}).orderBy('id').limit(SEQUENCE_BATCH).select('id', 'updated_at')
+      if (isMysql(this.db)) query.forUpdate().skipLocked()
+      const pending = ((await query) as Array<{id: string; updated_at: number | string}>)
+        .map((row) => ({id: row.id, updatedAt: Number(row.updated_at)}))
+        .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
+      if (pending.length === 0) return 0
+      // Taken after the leads are locked: the counter row is held only for the numbering and the commit.
+      const first = (await this.bumpChangeSequence(trx, customerId, pending.length)) - pending.length + 1
+      for (let start = 0; start < pending.length; start += INSERT_CHUNK) {
+        const chunk = pending.slice(start, start + INSERT_CHUNK)
+        await trx('leads')
+          .where('customer_id', customerId)
+          .whereIn('id', chunk.map((lead) => lead.id))
+          .update({change_seq: trx.raw(`CASE id ${chunk.map(() => 'WHEN ? THEN ?').join(' ')} END`, chunk.flatMap((lead, index) => [lead.id, first + start + index]))})
+      }
+      return pending.length
+    })
   }
 
   /** Adds `count` to the customer's change counter and returns its new value, in one round trip (the row stays locked until commit). */
@@ -177,7 +210,7 @@ export class LeadsStore {
         'INSERT INTO lead_change_sequences (customer_id, last_seq) VALUES (?, ?) ON DUPLICATE KEY UPDATE last_seq = LAST_INSERT_ID(last_seq + ?)',
         [customerId, count, count],
       )) as [{insertId: number; affectedRows: number}]
-      // One affected row: the customer's first write inserted the counter at `count`.
+      // One affected row: the customer's first numbering inserted the counter at `count`.
       return result.affectedRows === 1 ? count : Number(result.insertId)
     }
     const [row] = (await trx.raw(
@@ -187,17 +220,7 @@ export class LeadsStore {
     return Number(row!.last_seq)
   }
 
-  /** One page of the change feed: leads in change order after `after`, plus one extra row to tell whether more follow. */
-  async listChanges(customerId: string, after: ChangePosition, updatedSince: number | undefined, limit: number): Promise<LeadChange[]> {
-    const query = this.db('leads').select('leads.*').where('customer_id', customerId)
-    if (updatedSince !== undefined) query.andWhere('updated_at', '>=', updatedSince)
-    // The expanded keyset form: MySQL does not use a row constructor as an index range.
-    query.andWhere((q) => q.where('change_seq', '>', after.seq).orWhere((tie) => tie.where('change_seq', after.seq).andWhere('id', '>', after.id)))
-    query.orderBy([{column: 'change_seq'}, {column: 'id'}]).limit(limit + 1)
-    const rows = (await query) as Array<LeadRow & {change_seq: number | string}>
-    const leads = await this.withRelations(customerId, rows.map(rowToLeadRecord))
-    return leads.map((lead, index) => ({lead, position: {seq: Number(rows[index]!.change_seq), id: lead.id}}))
-  }
+
 
   /** How many leads match the filters, ignoring cursor and offset. */
   async count(customerId: string, filters: LeadFilters): Promise<number> {
@@ -311,6 +334,7 @@ interface LeadRow {
   interaction_count: number
   lead_line: string | null
   custom_fields: string
+  change_seq: number | string
 }
 
 function leadToRow(lead: LeadRecord): LeadRow {
@@ -336,6 +360,8 @@ function leadToRow(lead: LeadRecord): LeadRow {
     interaction_count: lead.interactionCount,
     lead_line: lead.leadLine,
     custom_fields: JSON.stringify(lead.customFields),
+    // Every write puts the lead back in the change feed's pending set (see sequencePending).
+    change_seq: PENDING,
   }
 }
 

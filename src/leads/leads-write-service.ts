@@ -94,8 +94,6 @@ export class LeadsWriteService {
       }
       const created = {lead, merged: existing !== undefined, unknownCustomFields: input.unknownCustomFields}
       await beforeCommit?.(trx, created)
-      // Last, so the change-feed counter is locked only while this transaction commits.
-      await this.leads.stampChanges(trx, customerId, [record.id])
       return created
     })
     await this.outbox.dispatch(deliveryIds)
@@ -123,10 +121,8 @@ export class LeadsWriteService {
       const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(setup)}, this.clock.now())
       const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields}
       if (write) {
+        await this.leads.upsertMany(write, plan.writes)
         await beforeCommit?.(write, result)
-        // The rows are written last, stamped from the change-feed counter, so the counter is
-        // locked only for this statement and the commit (a separate stamp of 500 rows cost ~25 ms).
-        if (plan.writes.length > 0) await this.leads.upsertMany(write, plan.writes, await this.leads.reserveChanges(write, customerId, plan.writes.length))
       }
       return result
     }

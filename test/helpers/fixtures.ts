@@ -59,17 +59,9 @@ export function leadRecord(tenant: TestTenant, overrides: Partial<LeadRecord> = 
   }
 }
 
-/** Seeds leads straight into the store and stamps them into the change feed in the given order, as the write paths would. */
+/** Seeds leads straight into the store; like any write, they wait in the change feed's pending set until a reader sequences them. */
 export async function insertLeads(services: Services, leads: LeadRecord[]): Promise<void> {
-  const store = new LeadsStore(services.db)
-  await store.insertMany(leads)
-  const byCustomer = new Map<string, string[]>()
-  for (const lead of leads) byCustomer.set(lead.customerId, [...(byCustomer.get(lead.customerId) ?? []), lead.id])
-  for (const [customerId, ids] of byCustomer) {
-    for (let start = 0; start < ids.length; start += 500) {
-      await services.db.transaction((trx) => store.stampChanges(trx, customerId, ids.slice(start, start + 500)))
-    }
-  }
+  await new LeadsStore(services.db).insertMany(leads)
 }
 
 /** Awaits a promise that must reject with the given error class; returns the error. */
