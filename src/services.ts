@@ -22,6 +22,8 @@ import {KeyAuthenticator} from './keys/key-authenticator.js'
 import {KeysService} from './keys/keys-service.js'
 import {KeysStore} from './keys/keys-store.js'
 import {CursorCodec} from './leads/cursor.js'
+import {LeadCountsStore} from './leads/lead-counts.js'
+import {LeadSearchIndex} from './leads/lead-search.js'
 import {LeadsService} from './leads/leads-service.js'
 import {LeadsStore} from './leads/leads-store.js'
 import {LeadsWriteService} from './leads/leads-write-service.js'
@@ -46,6 +48,10 @@ export interface Services {
   readonly keyAuthenticator: KeyAuthenticator
   readonly leads: LeadsService
   readonly leadsWrite: LeadsWriteService
+  /** The kept lead counts behind `total`; rebuilt by `leads maintenance recount`. */
+  readonly leadCounts: LeadCountsStore
+  /** The name words search looks up; rebuilt by `leads maintenance reindex`. */
+  readonly searchIndex: LeadSearchIndex
   readonly idempotency: IdempotencyService
   readonly rateLimits: RateLimitService
   readonly limiter: RequestLimiter
@@ -134,6 +140,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
     keyAuthenticator,
     leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
     leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, clock),
+    leadCounts: new LeadCountsStore(db),
+    searchIndex: new LeadSearchIndex(db),
     idempotency: new IdempotencyService(new IdempotencyStore(db), clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
     limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),

@@ -11,7 +11,7 @@ const DEADLOCK_RETRIES = 5
  *
  * On MySQL it runs READ COMMITTED: locking reads then lock only the rows they find (no gap
  * locks, which made unrelated creates deadlock each other) and see the latest committed rows.
- * Writers of one person are serialised by the match-key locks instead (LeadsStore.lockMatchKeys).
+ * Writers of one person are serialised by the match-key locks instead (matchCandidates in lead-matching.ts).
  */
 export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -1,8 +1,8 @@
 import {ValidationError} from '../shared/errors.js'
 import type {LeadInput} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
+import {entryOf, findMatch, type MatchEntry} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
-import {normalizeEmail, phoneLast10} from './match-keys.js'
 
 export const ON_DUPLICATE = ['update', 'skip', 'error'] as const
 export type OnDuplicate = (typeof ON_DUPLICATE)[number]
@@ -32,13 +32,13 @@ export interface BulkPlan {
 export function planBulk(
   customerId: string,
   rows: BulkRow[],
-  existing: LeadRecord[],
+  existing: MatchEntry[],
   onDuplicate: OnDuplicate,
   defaults: {stageId: string},
   now: number,
 ): BulkPlan {
   // Age order: existing leads oldest first (as the store returns them), then this request's new ones.
-  const leads: MatchEntry[] = existing.map(entryOf)
+  const leads: MatchEntry[] = [...existing]
   const changed = new Set<string>()
   const outcomes: RowOutcome[] = []
 
@@ -82,30 +82,4 @@ function mergeOrError(existing: LeadRecord, input: LeadInput, now: number): {lea
     if (!(error instanceof ValidationError)) throw error
     return {error: {message: error.message, ...(error.param ? {param: error.param} : {})}}
   }
-}
-
-/** A lead with its match keys computed once. */
-export interface MatchEntry {
-  lead: LeadRecord
-  email: string | null
-  phone: string | null
-}
-
-export function entryOf(lead: LeadRecord): MatchEntry {
-  return {lead, email: normalizeEmail(lead.contactEmail), phone: phoneLast10(lead.contactPhone)}
-}
-
-/** The oldest lead with the input's email, else the oldest with its phone's last 10 digits (leads in age order). */
-export function findMatch(leads: MatchEntry[], input: LeadInput): {lead: LeadRecord; by: 'email' | 'phone'; position: number} | null {
-  const email = normalizeEmail(input.contactEmail ?? null)
-  if (email !== null) {
-    const position = leads.findIndex((entry) => entry.email === email)
-    if (position >= 0) return {lead: leads[position]!.lead, by: 'email', position}
-  }
-  const phone = phoneLast10(input.contactPhone ?? null)
-  if (phone !== null) {
-    const position = leads.findIndex((entry) => entry.phone === phone)
-    if (position >= 0) return {lead: leads[position]!.lead, by: 'phone', position}
-  }
-  return null
 }

@@ -4,7 +4,7 @@ import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
 import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
 import {checkCustomFieldsSize, LEAD_LIMITS} from './lead-limits.js'
-import {phoneDigits} from './match-keys.js'
+import {phoneDigits} from './lead-matching.js'
 
 /** Body of POST /leads and of each bulk row: the one source for validation and the API document. */
 export const LEAD_INPUT_SCHEMA = {

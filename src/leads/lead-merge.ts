@@ -4,7 +4,6 @@ import {LEAD_LINE_SLUG, type LeadLine} from '../customers/customer-types.js'
 import type {LeadInput} from './lead-input.js'
 import {checkCustomFieldsSize} from './lead-limits.js'
 import type {LeadRecord, SourceType} from './lead-types.js'
-import {normalizeEmail, phoneLast10} from './match-keys.js'
 
 /** A new lead from a validated input, with the contract's defaults. */
 export function newLead(customerId: string, input: LeadInput, defaults: {stageId: string; sourceType: SourceType}, now: number): LeadRecord {
@@ -50,16 +49,6 @@ export function mergeLead(existing: LeadRecord, input: LeadInput, now: number): 
     // Never move backwards, even if this writer's clock is behind the one that wrote last.
     updatedAt: Math.max(now, existing.updatedAt + 1),
   }
-}
-
-/** The keys a lead is matched on: `e:<email>` and `p:<last 10 digits>`, sorted (the lock order). */
-export function matchKeys(input: {contactEmail?: string | null; contactPhone?: string | null}): string[] {
-  const keys: string[] = []
-  const email = normalizeEmail(input.contactEmail ?? null)
-  const phone = phoneLast10(input.contactPhone ?? null)
-  if (email !== null) keys.push(`e:${email}`)
-  if (phone !== null) keys.push(`p:${phone}`)
-  return keys.sort()
 }
 
 function leadLineOf(customFields: Record<string, unknown>): LeadLine | null {

@@ -34,10 +34,11 @@ export class LeadsService {
       search: query.search,
     }
     const page = {sortBy: query.sortBy, sortDir: query.sortDir, after, offset: query.offset, limit: query.limit}
-    const [rows, total] = await Promise.all([
-      this.store.listPage(customerId, filters, page),
-      this.store.count(customerId, filters),
-    ])
+    // A search counts first: how many leads match decides how its page is found (LeadsStore.searchWay).
+    const [rows, total] =
+      filters.search === undefined
+        ? await Promise.all([this.store.listPage(customerId, filters, page), this.store.count(customerId, filters)])
+        : await this.store.count(customerId, filters).then(async (total) => [await this.store.listPage(customerId, filters, page, total), total] as const)
     const pageRows = rows.slice(0, query.limit)
     const last = pageRows.at(-1)
     return {

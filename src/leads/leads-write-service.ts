@@ -9,12 +9,12 @@ import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
 import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {AppError, ValidationError} from '../shared/errors.js'
-import {type BulkRow, entryOf, findMatch, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
+import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
 import {type CustomerSetup, type LeadInput, parseLeadInput} from './lead-input.js'
-import {matchKeys, mergeLead, newLead} from './lead-merge.js'
+import {mergeLead, newLead} from './lead-merge.js'
+import {findMatch, matchCandidates} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore, LeadWithRelations} from './leads-store.js'
-import {normalizeEmail, phoneLast10} from './match-keys.js'
 
 export const BULK_MAX_ROWS = 500
 
@@ -75,14 +75,12 @@ export class LeadsWriteService {
     const result = await inTransaction(this.db, async (trx) => {
       // A deadlock retry runs this again: only the attempt that commits may leave ids to dispatch.
       deliveryIds = []
-      await this.leads.lockMatchKeys(trx, customerId, matchKeys(input))
-      const candidates = await this.leads.findByMatch(trx, customerId, keysOf([input]), true)
-      const existing = findMatch(candidates.map(entryOf), input)?.lead
+      const existing = findMatch(await matchCandidates(this.leads, trx, customerId, [input], trx), input)?.lead
       const now = this.clock.now()
       let record: LeadRecord
       if (existing) {
         record = mergeLead(existing, input, now)
-        await this.leads.update(trx, record)
+        await this.leads.update(trx, record, existing)
       } else {
         record = newLead(customerId, input, {stageId: firstStageId(setup), sourceType: 'manual'}, now)
         await this.leads.insertMany([record], trx)
@@ -116,12 +114,11 @@ export class LeadsWriteService {
     const unknownCustomFields = unknownFieldReport(rows)
 
     const run = async (trx: Knex | Knex.Transaction, write: Knex.Transaction | null): Promise<BulkResult> => {
-      if (write) await this.leads.lockMatchKeys(write, customerId, [...new Set(inputs.flatMap(matchKeys))].sort())
-      const existing = await this.leads.findByMatch(trx, customerId, keysOf(inputs), write !== null)
+      const existing = await matchCandidates(this.leads, trx, customerId, inputs, write)
       const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(setup)}, this.clock.now())
       const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields}
       if (write) {
-        await this.leads.upsertMany(write, plan.writes)
+        await this.leads.upsertMany(write, plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead])))
         await beforeCommit?.(write, result)
       }
       return result
@@ -144,18 +141,6 @@ function parseBulkRequest(body: unknown): {leads: unknown[]; dryRun: boolean; on
   const copy = {...(body as Record<string, unknown>)}
   if (!validateBulk(copy)) throw toValidationError(validateBulk.errors?.[0], (param) => BULK_RULES[param], 'field')
   return {leads: copy['leads'] as unknown[], dryRun: copy['dry_run'] as boolean, onDuplicate: copy['on_duplicate'] as OnDuplicate}
-}
-
-function keysOf(inputs: LeadInput[]): {emails: string[]; phones: string[]} {
-  const emails = new Set<string>()
-  const phones = new Set<string>()
-  for (const input of inputs) {
-    const email = normalizeEmail(input.contactEmail ?? null)
-    const phone = phoneLast10(input.contactPhone ?? null)
-    if (email !== null) emails.add(email)
-    if (phone !== null) phones.add(phone)
-  }
-  return {emails: [...emails], phones: [...phones]}
 }
 
 function firstStageId(setup: CustomerSetup): string {

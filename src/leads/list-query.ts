@@ -8,6 +8,12 @@ import {LEAD_STATUSES, type LeadStatus} from './lead-types.js'
 
 export const LIST_LIMIT_MAX = 100
 export const LIST_LIMIT_DEFAULT = 20
+/**
+ * The deepest offset served: a page at offset n reads n index entries first, so deeper pages are
+ * refused with the way forward (cursor), as Elasticsearch's max_result_window and HubSpot's
+ * 10,000 limit do. A cursor page costs the same at any depth.
+ */
+export const LIST_OFFSET_MAX = 10_000
 
 /** Query parameters of GET /leads: the one source for validation and the API document. */
 export const LIST_QUERY_SCHEMA = {
@@ -25,7 +31,13 @@ export const LIST_QUERY_SCHEMA = {
     include_custom_fields: {type: 'boolean', default: false},
     cursor: {type: 'string', minLength: 1, maxLength: 1024},
     limit: {type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT},
-    offset: {type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0},
+    offset: {
+      type: 'integer',
+      minimum: 0,
+      maximum: LIST_OFFSET_MAX,
+      default: 0,
+      description: `At most ${LIST_OFFSET_MAX.toLocaleString('en-US')}; page deeper with cursor (each page's next_cursor), which costs the same at any depth.`,
+    },
     sync: {
       type: 'boolean',
       default: false,
@@ -50,7 +62,7 @@ const RULES: Record<string, string> = {
   include_custom_fields: 'must be true or false',
   cursor: 'must be next_cursor from an earlier response',
   limit: `must be an integer from 1 to ${LIST_LIMIT_MAX}`,
-  offset: 'must be an integer of 0 or more',
+  offset: `must be an integer from 0 to ${LIST_OFFSET_MAX}; page deeper with cursor (pass each page's next_cursor)`,
   sync: 'must be true or false',
 }
 

@@ -5,7 +5,7 @@ import {hashToken} from '../../src/keys/tokens.js'
 import type {Services} from '../../src/services.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {runCli, runCliJson} from '../helpers/cli.js'
-import {openServices} from '../helpers/fixtures.js'
+import {insertLeads, leadRecord, openServices} from '../helpers/fixtures.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -32,6 +32,19 @@ describe('operator commands', function () {
       expect(output.migrations.length).to.be.greaterThan(0)
       expect(output.migrations.every((m: {applied: boolean}) => m.applied)).to.equal(true)
       expect(await runCliJson(['migrate'], env)).to.deep.equal({applied: []})
+    })
+
+    it('maintenance recount rebuilds the kept lead counts of one customer, and refuses an unknown one', async function () {
+      const stages = await services.customers.listStages(customerId)
+      await insertLeads(services, Array.from({length: 3}, () => leadRecord({customer: {id: customerId}, stages})))
+      await services.db('lead_counts').where({customer_id: customerId}).delete()
+      const plain = await runCli(['maintenance', 'recount', '--customer', customerId], env)
+      expect(plain.code, plain.stderr).to.equal(0)
+      expect(plain.stdout).to.equal('Recounted the leads of 1 customer.\n')
+      expect(await services.leadCounts.total(customerId, {})).to.equal(3)
+      const unknown = await runCli(['maintenance', 'recount', '--customer', '00000000-0000-4000-8000-000000000000'], env)
+      expect(unknown.code).to.equal(1)
+      expect(unknown.stderr).to.match(/customer 00000000-0000-4000-8000-000000000000 does not exist.*leads customers list/)
     })
 
     it('customers create prints the id, and --json the customer', async function () {

@@ -34,7 +34,7 @@ export async function newTenant(services: Services, scopes: Scope[] = [...SCOPES
 }
 
 /** Builds a stored lead for the tenant; `overrides` set any field. */
-export function leadRecord(tenant: TestTenant, overrides: Partial<LeadRecord> = {}): LeadRecord {
+export function leadRecord(tenant: {customer: {id: string}; stages: readonly Pick<Stage, 'id'>[]}, overrides: Partial<LeadRecord> = {}): LeadRecord {
   const now = Date.now()
   return {
     id: randomUUID(),
@@ -49,7 +49,7 @@ export function leadRecord(tenant: TestTenant, overrides: Partial<LeadRecord> = 
     contactEmail: null,
     score: null,
     qualified: null,
-    stageId: (tenant.stages[0] as Stage).id,
+    stageId: tenant.stages[0]!.id,
     ownerId: null,
     lastInteractionAt: null,
     interactionCount: 0,

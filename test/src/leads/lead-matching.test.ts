@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {normalizeEmail, phoneDigits, phoneLast10} from '../../../src/leads/match-keys.js'
+import {normalizeEmail, phoneDigits, phoneLast10} from '../../../src/leads/lead-matching.js'
 
 describe('match keys', function () {
   it('normalises emails by trimming and lower-casing', function () {

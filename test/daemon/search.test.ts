@@ -1,0 +1,161 @@
+import {expect} from 'chai'
+
+import {postJson} from '../helpers/api.js'
+import {forEachBackend} from '../helpers/backends.js'
+import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
+
+const LEADS = '/api/agents/crm/leads'
+
+/** The people every case searches among: name, email, phone. */
+const PEOPLE = {
+  grace: ['Grace Hopper', 'grace.hopper@navy.example', '+1 (555) 010-2000'],
+  graceMarie: ['Grace-Marie Dubois', 'gm.dubois@example.org', '+33 1 23 45 67 89'],
+  gracefully: ['Gracefully Late', null, null],
+  jose: ['José Núñez', 'jose@example.org', '555.777.1234'],
+  li: ['Li Wei', 'wei.li@example.cn', '(555) 010-3000'],
+  obrien: ["Seán O'Brien", 'SEAN@OBRIEN.example', null],
+  percent: ['100% Real', null, '5550104000'],
+  nobody: [null, 'ada@example.org', null],
+} as const
+
+/**
+ * The documented search rules (docs/api.md, "Search"), the same cases on both backends: a word
+ * matches the beginning of a name word or of the email, all words must match, phone digits
+ * match the beginning of the whole number or of its last 10 digits, formatting ignored.
+ */
+describe('search', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    const ids = new Map<string, string>()
+    const names = (ids_: string[]) => ids_.map((id) => [...ids].find(([, value]) => value === id)?.[0] ?? id).sort()
+
+    const search = async (term: string, extra = '') => {
+      const response = await daemon.request(`${LEADS}?limit=100&search=${encodeURIComponent(term)}${extra}`, {token: tenant.token, customerId: tenant.customer.id})
+      expect(response.status, JSON.stringify(response.body)).to.equal(200)
+      const found = names(response.body.leads.map((lead: {id: string}) => lead.id))
+      expect(response.body.total, `total for ${term}`).to.equal(found.length)
+      return found
+    }
+
+    before(async function () {
+      daemon = await startTestDaemon(backend)
+      tenant = await newTenant(daemon.services, undefined, {roomy: true})
+      for (const [key, [name, email, phone]] of Object.entries(PEOPLE)) {
+        const response = await postJson(daemon, tenant, LEADS, {contact_name: name, contact_email: email, contact_phone: phone})
+        expect(response.status, JSON.stringify(response.body)).to.equal(201)
+        ids.set(key, response.body.lead.id)
+      }
+      // Another customer's Grace is never found.
+      const other = await newTenant(daemon.services)
+      await insertLeads(daemon.services, [leadRecord(other, {contactName: 'Grace Hopper', contactEmail: 'grace.hopper@navy.example'})])
+    })
+    after(async function () {
+      await daemon.stop()
+    })
+
+    const cases: Array<[term: string, expected: Array<keyof typeof PEOPLE>, why: string]> = [
+      ['Grace', ['grace', 'graceMarie', 'gracefully'], 'the beginning of a name word, whole or not'],
+      ['grace hop', ['grace'], 'every word must match'],
+      ['hopper grace', ['grace'], 'in any order'],
+      ['marie', ['graceMarie'], 'a hyphen separates words'],
+      ['race', [], 'not the middle of a word'],
+      ['opper', [], 'not the end of a word'],
+      ['jose', ['jose'], 'accents are ignored'],
+      ['NÚÑEZ', ['jose'], 'case and accents are ignored in the term too'],
+      ['li', ['li'], 'words of one or two letters count'],
+      ["o'brien", ['obrien'], 'punctuation in a term splits it like in a name'],
+      ['sean', ['obrien'], 'Seán is sean'],
+      ['grace.hopper@navy.example', ['grace'], 'a whole email'],
+      ['GRACE.HOP', ['grace'], 'the beginning of an email, any case'],
+      ['sean@obrien', ['obrien'], 'an email stored in capitals'],
+      ['ada@', ['nobody'], 'a lead with no name, by its email'],
+      ['navy.example', [], 'not the domain alone'],
+      ['+1 (555) 010-2000', ['grace'], 'a phone number, formatting ignored'],
+      ['15550102000', ['grace'], 'all its digits'],
+      ['555-010', ['grace', 'li', 'percent'], 'the beginning of the last 10 digits'],
+      ['1555', ['grace'], 'the beginning of all the digits'],
+      ['0102000', [], 'not the middle of a number'],
+      ['555 777 1234', ['jose'], 'spaces are formatting too'],
+      ['331234', ['graceMarie'], 'a number longer than 10 digits, by its beginning'],
+      ['312345', ['graceMarie'], 'or by the beginning of its last 10'],
+      ['100%', ['percent'], 'a % is punctuation, not a wildcard'],
+      ['_', [], 'nor is _'],
+      ['--', [], 'a term of punctuation only matches nothing'],
+    ]
+    for (const [term, expected, why] of cases) {
+      it(`${JSON.stringify(term)} finds ${expected.length === 0 ? 'nothing' : expected.join(', ')}: ${why}`, async function () {
+        expect(await search(term)).to.deep.equal([...expected].sort())
+      })
+    }
+
+    it('combines with filters and sorts, and pages the same way whichever way the page is found', async function () {
+      expect(await search('grace', '&sort_by=created_at&sort_dir=desc')).to.deep.equal(['grace', 'graceMarie', 'gracefully'])
+      expect(await search('grace', '&status=won')).to.deep.equal([])
+      const pages: string[] = []
+      let cursor: string | null = null
+      do {
+        const query = `${LEADS}?limit=1&search=grace${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
+        const response = await daemon.request(query, {token: tenant.token, customerId: tenant.customer.id})
+        expect(response.body.total).to.equal(3)
+        pages.push(...response.body.leads.map((lead: {id: string}) => lead.id))
+        cursor = response.body.next_cursor
+      } while (cursor !== null && pages.length < 10)
+      expect(names(pages)).to.deep.equal(['grace', 'graceMarie', 'gracefully'])
+      const offset = await daemon.request(`${LEADS}?limit=1&offset=2&search=grace`, {token: tenant.token, customerId: tenant.customer.id})
+      expect(offset.body.leads.map((lead: {id: string}) => lead.id)).to.deep.equal([pages[2]])
+    })
+
+    it('finds a common word by walking the sort order, with the same results and totals', async function () {
+      const other = await newTenant(daemon.services)
+      const zeds = Array.from({length: 60}, (_, i) =>
+        leadRecord(other, {contactName: `Zed ${i % 2 ? 'Odd' : 'Even'} ${i}`, status: i % 3 ? 'active' : 'won', updatedAt: Date.now() + i, contactEmail: i === 7 ? 'zed7@example.org' : null}),
+      )
+      await insertLeads(daemon.services, [...zeds, ...Array.from({length: 10}, () => leadRecord(other, {contactName: 'Someone Else'}))])
+      const walk = async (query: string) => {
+        const seen: string[] = []
+        let cursor: string | null = null
+        let total = -1
+        do {
+          const response = await daemon.request(`${LEADS}?limit=4&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {token: other.token, customerId: other.customer.id})
+          expect(response.status).to.equal(200)
+          total = response.body.total
+          seen.push(...response.body.leads.map((lead: {id: string}) => lead.id))
+          cursor = response.body.next_cursor
+        } while (cursor !== null && seen.length <= 100)
+        expect(seen.length, query).to.equal(total)
+        return seen
+      }
+      const idsWhere = (keep: (lead: (typeof zeds)[number], i: number) => boolean) => zeds.filter(keep).map((lead) => lead.id)
+      expect(await walk('search=zed')).to.deep.equal(idsWhere(() => true))
+      expect(await walk('search=zed&sort_dir=desc')).to.deep.equal(idsWhere(() => true).reverse())
+      expect(await walk('search=zed%20odd')).to.deep.equal(idsWhere((_, i) => i % 2 === 1))
+      expect(await walk('search=zed&status=won')).to.deep.equal(idsWhere((_, i) => i % 3 === 0))
+      expect(await walk('search=zed7')).to.deep.equal(idsWhere((_, i) => i === 7))
+    })
+
+    it('follows renames and merges: old words stop matching, new ones match', async function () {
+      const renamed = await postJson(daemon, tenant, LEADS, {contact_email: 'jose@example.org', contact_name: 'Joseph Nunez-Ortiz'})
+      expect(renamed.body.merged).to.equal(true)
+      expect(await search('ortiz')).to.deep.equal(['jose'])
+      expect(await search('nunez')).to.deep.equal(['jose'])
+      expect(await search('josé')).to.deep.equal(['jose'])
+      const bulk = await postJson(daemon, tenant, `${LEADS}/bulk`, {leads: [{contact_email: 'jose@example.org', contact_name: 'Pepe'}, {contact_name: 'Grace Again'}]})
+      expect(bulk.status).to.equal(200)
+      expect(await search('ortiz')).to.deep.equal([])
+      expect(await search('pepe')).to.deep.equal(['jose'])
+      expect((await search('grace')).length).to.equal(4)
+    })
+
+    it('rebuilds the words of leads written around the service with reindex', async function () {
+      const other = await newTenant(daemon.services)
+      await insertLeads(daemon.services, [leadRecord(other, {contactName: 'Katherine Johnson'})])
+      await daemon.services.db('lead_search_words').where({customer_id: other.customer.id}).delete()
+      const find = async () => (await daemon.request(`${LEADS}?search=kath`, {token: other.token, customerId: other.customer.id})).body.total
+      expect(await find()).to.equal(0)
+      expect(await daemon.services.searchIndex.rebuild(other.customer.id)).to.equal(1)
+      expect(await find()).to.equal(1)
+    })
+  })
+})
