@@ -34,7 +34,7 @@ describe('operator commands', function () {
       expect(await runCliJson(['migrate'], env)).to.deep.equal({applied: []})
     })
 
-    it('maintenance recount rebuilds the kept lead counts of one customer, and refuses an unknown one', async function () {
+    it('maintenance recount and reindex rebuild the kept counts and search words of one customer, and refuse an unknown one', async function () {
       const stages = await services.customers.listStages(customerId)
       await insertLeads(services, Array.from({length: 3}, () => leadRecord({customer: {id: customerId}, stages})))
       await services.db('lead_counts').where({customer_id: customerId}).delete()
@@ -42,6 +42,9 @@ describe('operator commands', function () {
       expect(plain.code, plain.stderr).to.equal(0)
       expect(plain.stdout).to.equal('Recounted the leads of 1 customer.\n')
       expect(await services.leadCounts.total(customerId, {})).to.equal(3)
+      await services.db('lead_search_words').where({customer_id: customerId}).delete()
+      expect(await runCliJson(['maintenance', 'reindex', '--customer', customerId], env)).to.deep.equal({leads: 3})
+      expect(await services.db('lead_search_words').where({customer_id: customerId, word: 'test'}).count({n: '*'})).to.deep.equal([{n: 3}])
       const unknown = await runCli(['maintenance', 'recount', '--customer', '00000000-0000-4000-8000-000000000000'], env)
       expect(unknown.code).to.equal(1)
       expect(unknown.stderr).to.match(/customer 00000000-0000-4000-8000-000000000000 does not exist.*leads customers list/)
