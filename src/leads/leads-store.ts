@@ -86,19 +86,50 @@ export class LeadsStore {
    * benchmark's floor. Wrapped, because a query builder is a thenable an async function would run.
    */
   async pageQuery(customerId: string, filters: LeadFilters, page: LeadPageRequest, searchMatches?: number): Promise<{query: Knex.QueryBuilder}> {
-    const ids = this.db('leads').select('leads.id')
-    this.applyFilters(ids, customerId, filters)
-    if (filters.search !== undefined) {
-      this.applySearch(ids, customerId, filters.search, searchMatches === undefined ? 'drive' : await this.searchWay(customerId, searchMatches, page))
+    const way = filters.search !== undefined && searchMatches !== undefined ? await this.searchWay(customerId, searchMatches, page) : 'drive'
+    const matching = () => {
+      const query = this.db('leads')
+      this.applyFilters(query, customerId, filters)
+      if (filters.search !== undefined) this.applySearch(query, customerId, filters.search, way)
+      return query
     }
-    if (page.after) applyKeyset(ids, page.after)
-    applyOrder(ids, page.sortBy, page.sortDir)
-    ids.limit(page.limit + 1).offset(page.offset)
+    const ids = page.sortBy === 'last_interaction_at' ? this.nullsLastIds(matching, page) : orderedIds(matching(), page)
     // A deferred join: the page's ids are found in the index that orders them (which holds the id),
     // so an offset skips index entries instead of whole rows, and only the page's rows are read.
     const query = this.db('leads').select('leads.*').join(ids.as('page'), 'page.id', 'leads.id').where('leads.customer_id', customerId)
     applyOrder(query, page.sortBy, page.sortDir)
     return {query}
+  }
+
+  /**
+   * The page's ids in last_interaction_at order, nulls last in both directions. One ORDER BY
+   * that puts nulls last is an expression no index serves (a sort of every lead), so the leads
+   * with a value and those without are read as two index ranges, each at most as deep as the
+   * page, and merged.
+   */
+  private nullsLastIds(matching: () => Knex.QueryBuilder, page: LeadPageRequest): Knex.QueryBuilder {
+    const column = 'leads.last_interaction_at'
+    const depth = page.offset + page.limit + 1
+    const beyond = page.sortDir === 'asc' ? '>' : '<'
+    const withoutValue = matching().select('leads.id', column).whereNull(column).orderBy('leads.id', page.sortDir)
+    if (page.after?.value === null) {
+      // The cursor is already among the leads without a value.
+      return withoutValue.where('leads.id', beyond, page.after.id).limit(page.limit + 1).offset(page.offset)
+    }
+    const withValue = matching().select('leads.id', column).whereNotNull(column)
+    if (page.after) applyKeyset(withValue, page.after)
+    withValue.orderBy(column, page.sortDir).orderBy('leads.id', page.sortDir).limit(depth)
+    withoutValue.limit(depth)
+    // SQLite refuses ORDER BY/LIMIT on a member of a compound SELECT; as derived tables both accept them.
+    const both = this.db.select('*').from(withValue.as('with_value')).unionAll((q) => q.select('*').from(withoutValue.as('without_value')))
+    return this.db
+      .select('merged.id')
+      .from(both.as('merged'))
+      .orderByRaw('(merged.last_interaction_at IS NULL) ASC')
+      .orderBy('merged.last_interaction_at', page.sortDir)
+      .orderBy('merged.id', page.sortDir)
+      .limit(page.limit + 1)
+      .offset(page.offset)
   }
 
   /**
@@ -347,20 +378,20 @@ export class LeadsStore {
   }
 }
 
+/** The ids of a page in a sort whose index serves it (created_at, updated_at): a keyset range, then the order. */
+function orderedIds(query: Knex.QueryBuilder, page: LeadPageRequest): Knex.QueryBuilder {
+  query.select('leads.id')
+  if (page.after) applyKeyset(query, page.after)
+  applyOrder(query, page.sortBy, page.sortDir)
+  return query.limit(page.limit + 1).offset(page.offset)
+}
+
+/** Rows after a cursor that holds a value (a cursor among leads without one is nullsLastIds's). */
 function applyKeyset(query: Knex.QueryBuilder, after: CursorPosition): void {
   const column = `leads.${after.sortBy}`
   const beyond = after.sortDir === 'asc' ? '>' : '<'
-  if (after.value === null) {
-    query.whereNull(column).where('leads.id', beyond, after.id)
-    return
-  }
   const value = after.value
-  query.where((next) => {
-    next
-      .where(column, beyond, value)
-      .orWhere((tie) => tie.where(column, value).where('leads.id', beyond, after.id))
-    if (after.sortBy === 'last_interaction_at') next.orWhereNull(column)
-  })
+  query.where((next) => next.where(column, beyond, value!).orWhere((tie) => tie.where(column, value!).where('leads.id', beyond, after.id)))
 }
 
 function applyOrder(query: Knex.QueryBuilder, sortBy: SortField, sortDir: SortDirection): void {

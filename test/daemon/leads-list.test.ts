@@ -124,6 +124,11 @@ describe('GET /api/agents/crm/leads', function () {
       const response = await get(a, '?offset=20&limit=20')
       expect(response.body).to.include({total: 25, offset: 20, limit: 20, next_cursor: null})
       expect(response.body.leads.map((lead: {id: string}) => lead.id)).to.deep.equal(expectedOrder(leadsA, 'updated_at', 'asc').slice(20))
+      // Across the leads with and without a last interaction (read as two ranges, nulls last).
+      for (const dir of ['asc', 'desc'] as const) {
+        const mixed = await get(a, `?sort_by=last_interaction_at&sort_dir=${dir}&offset=15&limit=5`)
+        expect(mixed.body.leads.map((lead: {id: string}) => lead.id), dir).to.deep.equal(expectedOrder(leadsA, 'last_interaction_at', dir).slice(15, 20))
+      }
     })
 
     it('serves offsets up to 10,000 and refuses deeper ones, naming cursor as the way forward', async function () {
