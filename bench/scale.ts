@@ -117,7 +117,7 @@ const surnamePrefix = probe.contactName!.split(' ')[1]!.slice(0, 8)
 interface Case {
   name: string
   query: string
-  filters?: LeadFilters
+  filters?: Omit<LeadFilters, 'search'> & {search?: string}
   page?: Partial<LeadPageRequest>
   bar: string
   status?: number
@@ -159,8 +159,9 @@ async function timeRequest(benchCase: Case): Promise<number> {
 async function timeFloor(benchCase: Case): Promise<number | null> {
   if (benchCase.status !== undefined) return null
   const page: LeadPageRequest = {sortBy: 'updated_at', sortDir: 'asc', offset: 0, limit: 20, ...benchCase.page}
-  const filters = benchCase.filters ?? {}
-  const matches = filters.search === undefined ? undefined : await store.count(main.id, filters)
+  const {search, ...rest} = benchCase.filters ?? {}
+  const filters: LeadFilters = {...rest, search: search === undefined ? undefined : await store.searchPlan(main.id, search)}
+  const matches = search === undefined ? undefined : await store.count(main.id, filters)
   const {query} = await store.pageQuery(main.id, filters, page, matches)
   const started = performance.now()
   await query

@@ -3,10 +3,10 @@ import type {Knex} from 'knex'
 import {LeadSearchIndex} from '../src/leads/lead-search.js'
 
 /**
- * Search that scales (see src/leads/lead-search.ts): the words of every lead's name in their own
- * table, so a word prefix is an index range, with the same rules on both backends (a FULLTEXT
- * index on MariaDB skips words under three letters and a stopword list; FTS5 does not). Emails
- * and phone digits are searched by prefix in indexes of the leads table.
+ * Search that scales (see src/leads/lead-search.ts): the words of every lead's name and email in
+ * their own table, so a word prefix is an index range, with the same rules on both backends (a
+ * FULLTEXT index on MariaDB skips words under three letters and a stopword list; FTS5 does not).
+ * Phone digits are searched by prefix in indexes of the leads table.
  *
  * The words of existing leads are indexed here with the service's own tokenizer (about a
  * minute per million leads); `leads maintenance reindex` does the same later, for leads written

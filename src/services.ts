@@ -50,7 +50,7 @@ export interface Services {
   readonly leadsWrite: LeadsWriteService
   /** The kept lead counts behind `total`; rebuilt by `leads maintenance recount`. */
   readonly leadCounts: LeadCountsStore
-  /** The name words search looks up; rebuilt by `leads maintenance reindex`. */
+  /** The words of names and emails search looks up; rebuilt by `leads maintenance reindex`. */
   readonly searchIndex: LeadSearchIndex
   readonly idempotency: IdempotencyService
   readonly rateLimits: RateLimitService

@@ -4,7 +4,7 @@ import {BaseCommand} from '../_shared/base-command.js'
 
 export default class MaintenanceReindex extends BaseCommand {
   static override description = [
-    'Rebuild the name words search looks up from the leads themselves',
+    'Rebuild the words of names and emails that search looks up, from the leads themselves',
     '',
     'Every write keeps them in step; run this after leads were written around the service (a',
     'restore, leads seeded straight into the database). Each batch of 1,000 leads is locked only',
@@ -21,7 +21,7 @@ export default class MaintenanceReindex extends BaseCommand {
       if (flags.customer !== undefined) await services.customers.get(flags.customer)
       return services.searchIndex.rebuild(flags.customer)
     })
-    if (!this.jsonEnabled()) this.log(`Reindexed the names of ${leads.toLocaleString('en-US')} lead${leads === 1 ? '' : 's'}.`)
+    if (!this.jsonEnabled()) this.log(`Reindexed the words of ${leads.toLocaleString('en-US')} lead${leads === 1 ? '' : 's'}.`)
     return {leads}
   }
 }

@@ -31,14 +31,14 @@ export class LeadsService {
       leadLine: query.leadLine,
       createdSince: query.createdSince,
       updatedSince: query.updatedSince,
-      search: query.search,
+      search: query.search === undefined ? undefined : await this.store.searchPlan(customerId, query.search),
     }
     const page = {sortBy: query.sortBy, sortDir: query.sortDir, after, offset: query.offset, limit: query.limit}
     // A search counts first: how many leads match decides how its page is found (LeadsStore.searchWay).
     const [rows, total] =
       filters.search === undefined
         ? await Promise.all([this.store.listPage(customerId, filters, page), this.store.count(customerId, filters)])
-        : await this.store.count(customerId, filters).then(async (total) => [await this.store.listPage(customerId, filters, page, total), total] as const)
+        : await this.store.count(customerId, filters).then(async (total) => [total === 0 ? [] : await this.store.listPage(customerId, filters, page, total), total] as const)
     const pageRows = rows.slice(0, query.limit)
     const last = pageRows.at(-1)
     return {

@@ -4,7 +4,7 @@ import type {LeadLine} from '../customers/customer-types.js'
 import {type Db, isMysql} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import {type LeadChangeForCount, LeadCountsStore} from './lead-counts.js'
-import {matchingIds, parseSearch, type SearchWord, whereMatches, LeadSearchIndex} from './lead-search.js'
+import {countMatches, LeadSearchIndex, matchingIds, narrowestFirst, parseSearch, type SearchPlan, whereMatches} from './lead-search.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
 import type {CustomFields, LeadRecord, LeadStatus, SourcePlatform, SourceType} from './lead-types.js'
 import {normalizeEmail, phoneDigits, phoneLast10} from './lead-matching.js'
@@ -16,7 +16,8 @@ export interface LeadFilters {
   leadLine?: LeadLine
   createdSince?: number
   updatedSince?: number
-  search?: string
+  /** From searchPlan: how the term is matched, or null when it can match nothing. */
+  search?: SearchPlan | null
 }
 
 export interface LeadPageRequest {
@@ -86,11 +87,12 @@ export class LeadsStore {
    * benchmark's floor. Wrapped, because a query builder is a thenable an async function would run.
    */
   async pageQuery(customerId: string, filters: LeadFilters, page: LeadPageRequest, searchMatches?: number): Promise<{query: Knex.QueryBuilder}> {
-    const way = filters.search !== undefined && searchMatches !== undefined ? await this.searchWay(customerId, searchMatches, page) : 'drive'
+    const plan = filters.search
+    const way = plan && searchMatches !== undefined ? await this.searchWay(customerId, searchMatches, page) : 'drive'
     const matching = () => {
       const query = this.db('leads')
       this.applyFilters(query, customerId, filters)
-      if (filters.search !== undefined) this.applySearch(query, customerId, filters.search, way)
+      if (plan !== undefined) this.applySearch(query, customerId, plan, way)
       return query
     }
     const ids = page.sortBy === 'last_interaction_at' ? this.nullsLastIds(matching, page) : orderedIds(matching(), page)
@@ -144,20 +146,20 @@ export class LeadsStore {
     return ((page.offset + page.limit + 1) * leads) / matches < matches ? 'walk' : 'drive'
   }
 
-  /** Restricts a query over `leads` to the search's matches, found the given way (see searchWay). */
-  private applySearch(query: Knex.QueryBuilder, customerId: string, term: string, way: 'walk' | 'drive'): void {
+  /** How a search term is matched for the customer (its pieces narrowest first), or null when it can match nothing. */
+  async searchPlan(customerId: string, term: string): Promise<SearchPlan | null> {
     const plan = parseSearch(term)
+    return plan === null ? null : narrowestFirst(this.db, customerId, plan)
+  }
+
+  /** Restricts a query over `leads` to the search's matches, found the given way (see searchWay). */
+  private applySearch(query: Knex.QueryBuilder, customerId: string, plan: SearchPlan | null, way: 'walk' | 'drive'): void {
     if (plan === null) {
       query.whereRaw('1 = 0')
       return
     }
-    const parts = plan.kind === 'phone' ? [plan] : plan.words
-    // The part with the longest prefix narrows most: it drives, the others are checked per lead.
-    const driver = plan.kind === 'phone' ? plan : [...plan.words].sort((a, b) => selectivity(b) - selectivity(a))[0]!
-    for (const part of parts) {
-      if (way === 'drive' && part === driver) query.join(matchingIds(this.db, customerId, part).as('matched'), 'matched.lead_id', 'leads.id')
-      else whereMatches(query, customerId, part)
-    }
+    if (way === 'drive') query.join(matchingIds(this.db, customerId, plan).as('matched'), 'matched.lead_id', 'leads.id')
+    else whereMatches(query, customerId, plan)
   }
 
   /** Adds each lead's stage and owner, loaded by id for all the leads at once. */
@@ -323,19 +325,17 @@ export class LeadsStore {
    * filters are equality filters only, else counted over the rows an index bounds.
    */
   async count(customerId: string, filters: LeadFilters): Promise<number> {
-    const {search, ...rest} = filters
-    const filtered = Object.values(rest).some((value) => value !== undefined)
-    if (search === undefined && filters.createdSince === undefined && filters.updatedSince === undefined) return this.counts.total(customerId, filters)
-    const plan = search === undefined ? undefined : parseSearch(search)
+    const {search: plan, ...rest} = filters
+    if (plan === undefined && filters.createdSince === undefined && filters.updatedSince === undefined) return this.counts.total(customerId, filters)
     if (plan === null) return 0
     let query: Knex.QueryBuilder
-    if (plan && !filtered && (plan.kind === 'phone' || plan.words.length === 1)) {
-      // One word and nothing else: count its matching ids without reading the leads.
-      query = this.db.from(matchingIds(this.db, customerId, plan.kind === 'phone' ? plan : plan.words[0]!).as('matched')).count({total: '*'})
+    if (plan && Object.values(rest).every((value) => value === undefined)) {
+      // A search and nothing else: count its matches in the index ranges, without reading the leads.
+      query = countMatches(this.db, customerId, plan)
     } else {
       query = this.db('leads').count({total: '*'})
       this.applyFilters(query, customerId, filters)
-      if (search !== undefined) this.applySearch(query, customerId, search, 'drive')
+      if (plan !== undefined) this.applySearch(query, customerId, plan, 'drive')
     }
     const [row] = (await query) as Array<{total: number | string}>
     return Number(row?.total ?? 0)
@@ -475,7 +475,3 @@ function rowToLeadRecord(row: LeadRow): LeadRecord {
   }
 }
 
-/** How narrow a search word's index ranges are likely to be: the length of its longest prefix. */
-function selectivity(word: SearchWord): number {
-  return Math.max(word.email.length, ...word.nameParts.map((part) => part.length))
-}

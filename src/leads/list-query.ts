@@ -22,7 +22,13 @@ export const LIST_QUERY_SCHEMA = {
   properties: {
     status: {type: 'string', enum: [...LEAD_STATUSES]},
     stageId: {type: 'string', format: 'uuid'},
-    search: {type: 'string', minLength: 1, maxLength: 200},
+    search: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'Every word of the term must begin a word of the name or email (case and accents ignored); a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored. Never the middle of a word.',
+    },
     created_since: {type: 'string', format: 'date-time'},
     updated_since: {type: 'string', format: 'date-time'},
     sort_by: {type: 'string', enum: [...SORT_FIELDS], default: 'updated_at'},

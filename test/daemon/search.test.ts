@@ -56,7 +56,7 @@ describe('search', function () {
     })
 
     const cases: Array<[term: string, expected: Array<keyof typeof PEOPLE>, why: string]> = [
-      ['Grace', ['grace', 'graceMarie', 'gracefully'], 'the beginning of a name word, whole or not'],
+      ['Grace', ['grace', 'graceMarie', 'gracefully'], 'the beginning of a word, whole or not'],
       ['grace hop', ['grace'], 'every word must match'],
       ['hopper grace', ['grace'], 'in any order'],
       ['marie', ['graceMarie'], 'a hyphen separates words'],
@@ -71,7 +71,11 @@ describe('search', function () {
       ['GRACE.HOP', ['grace'], 'the beginning of an email, any case'],
       ['sean@obrien', ['obrien'], 'an email stored in capitals'],
       ['ada@', ['nobody'], 'a lead with no name, by its email'],
-      ['navy.example', [], 'not the domain alone'],
+      ['dubois', ['graceMarie'], 'a word of the email that is also in the name'],
+      ['navy', ['grace'], 'a word of the email domain'],
+      ['example.org', ['graceMarie', 'jose', 'nobody'], 'a domain: both its words'],
+      ['wei li', ['li'], 'words from the name and the email together'],
+      ['ose', [], 'not the middle of an email word'],
       ['+1 (555) 010-2000', ['grace'], 'a phone number, formatting ignored'],
       ['15550102000', ['grace'], 'all its digits'],
       ['555-010', ['grace', 'li', 'percent'], 'the beginning of the last 10 digits'],

@@ -1,0 +1,32 @@
+import {expect} from 'chai'
+
+import {leadWords, parseSearch, prefixRange, searchWords, WORD_MAX_LENGTH} from '../../../src/leads/lead-search.js'
+
+describe('search words and terms', function () {
+  it('splits text into lower-cased words without accents, each once', function () {
+    expect(searchWords("Grace-Marie O'Brien grace")).to.deep.equal(['grace', 'marie', 'o', 'brien'])
+    expect(searchWords('José NÚÑEZ Ærø ﬁn')).to.deep.equal(['jose', 'nunez', 'ærø', 'fin'])
+    expect(searchWords('  -- ')).to.deep.equal([])
+    expect(searchWords(null)).to.deep.equal([])
+    expect(searchWords('x'.repeat(WORD_MAX_LENGTH + 50))).to.deep.equal(['x'.repeat(WORD_MAX_LENGTH)])
+  })
+
+  it('gives a lead the words of its name and its email', function () {
+    expect(leadWords({contactName: 'Grace Hopper', contactEmail: 'grace.hopper@navy.example'})).to.deep.equal(['grace', 'hopper', 'navy', 'example'])
+    expect(leadWords({contactName: null, contactEmail: null})).to.deep.equal([])
+  })
+
+  it('reads a term as phone digits or as word pieces, dropping pieces another piece begins with', function () {
+    expect(parseSearch('+1 (555) 010-2000')).to.deep.equal({kind: 'phone', digits: '15550102000'})
+    expect(parseSearch('gr grace hop')).to.deep.equal({kind: 'words', pieces: ['grace', 'hop']})
+    expect(parseSearch('grace.hopper@navy')).to.deep.equal({kind: 'words', pieces: ['grace', 'hopper', 'navy']})
+    expect(parseSearch('-- ()')).to.equal(null)
+    expect(parseSearch('%_')).to.equal(null)
+  })
+
+  it('bounds a prefix by raising its last character, astral ones included', function () {
+    expect(prefixRange('gra')).to.deep.equal(['gra', 'grb'])
+    expect(prefixRange('z')).to.deep.equal(['z', '{'])
+    expect(prefixRange('a😀')).to.deep.equal(['a😀', 'a😁'])
+  })
+})
