@@ -141,6 +141,8 @@ const CASES: Case[] = [
   {name: 'search a formatted phone (1 match)', query: `search=${encodeURIComponent(probe.contactPhone!)}`, filters: {search: probe.contactPhone!}, bar: '< 50'},
   {name: 'search a surname prefix (~100)', query: `search=${surnamePrefix}`, filters: {search: surnamePrefix}, bar: '< 50'},
   {name: 'search=Grace (1 in 8)', query: 'search=Grace', filters: {search: 'Grace'}, bar: '< 300'},
+  {name: 'search=Grace & status=won', query: 'search=Grace&status=won', filters: {search: 'Grace', status: 'won'}, bar: '< 2000'},
+  {name: 'search two common words', query: 'search=grace%20kalo', filters: {search: 'grace kalo'}, bar: '< 2000'},
   {name: 'offset=10000', query: 'offset=10000', page: {offset: 10_000}, bar: '< 50'},
   {name: 'offset=900000 (refused: 400)', query: 'offset=900000', bar: '< 2000', status: 400},
 ]

@@ -54,3 +54,11 @@ export function createDb(database: DatabaseConfig): Db {
 export function isMysql(db: Db): boolean {
   return db.client.config.client === 'mysql2'
 }
+
+/**
+ * Rows per multi-row INSERT: knex writes one on SQLite as a compound SELECT, which SQLite caps at
+ * 500 terms; MySQL takes a whole bulk request's rows in one statement (fewer round trips).
+ */
+export function rowsPerInsert(db: Db): number {
+  return isMysql(db) ? 4000 : 250
+}

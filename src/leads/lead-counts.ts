@@ -12,7 +12,7 @@ export interface CountedFilters {
 }
 
 /** A lead's state before and after a write: null before for an insert. */
-export interface LeadChangeForCount {
+export interface LeadWrite {
   before: LeadRecord | null
   after: LeadRecord
 }
@@ -36,7 +36,7 @@ export class LeadCountsStore {
   constructor(private readonly db: Db) {}
 
   /** Applies the count changes of written leads inside their transaction. */
-  async apply(trx: Knex.Transaction, changes: readonly LeadChangeForCount[]): Promise<void> {
+  async apply(trx: Knex.Transaction, changes: readonly LeadWrite[]): Promise<void> {
     const deltas = new Map<string, {customer_id: string; status: string; stage_id: string; lead_line: string; n: number}>()
     const add = (lead: LeadRecord, n: number) => {
       const row = {customer_id: lead.customerId, status: lead.status, stage_id: lead.stageId, lead_line: lead.leadLine ?? NO_LEAD_LINE}

@@ -1,4 +1,4 @@
-import {randomUUID} from 'node:crypto'
+import {v7 as timeOrderedUuid} from 'uuid'
 
 import {LEAD_LINE_SLUG, type LeadLine} from '../customers/customer-types.js'
 import type {LeadInput} from './lead-input.js'
@@ -8,7 +8,8 @@ import type {LeadRecord, SourceType} from './lead-types.js'
 /** A new lead from a validated input, with the contract's defaults. */
 export function newLead(customerId: string, input: LeadInput, defaults: {stageId: string; sourceType: SourceType}, now: number): LeadRecord {
   return {
-    id: randomUUID(),
+    // Time-ordered (UUIDv7): new leads append to the primary key instead of splitting pages at random.
+    id: timeOrderedUuid(),
     customerId,
     sourcePlatform: input.sourcePlatform ?? 'direct',
     sourceType: input.sourceType ?? defaults.sourceType,

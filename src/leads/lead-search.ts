@@ -1,25 +1,30 @@
 import type {Knex} from 'knex'
 
-import {type Db, isMysql} from '../db/knex.js'
-import type {LeadChangeForCount} from './lead-counts.js'
-import {phoneDigits} from './lead-matching.js'
+import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
+import type {LeadWrite} from './lead-counts.js'
+import {normalizeEmail, phoneDigits} from './lead-matching.js'
 
 /**
  * Search that scales: `search` matches a lead when every word of the term begins a word of the
- * lead's name or email, or, for a phone number, when its digits begin the lead's number or its
- * last 10 digits. Each is an index range on both backends, so a search costs what it matches,
- * not what the customer holds. The rules for users are in docs/api.md ("Search").
+ * lead's name or of its email before the @, or begins its email when the word has an @; for a
+ * phone number, when its digits begin the lead's number or its last 10 digits. Each is an index
+ * range on both backends, so a search costs what it matches, not what the customer holds. The
+ * rules for users are in docs/api.md ("Search").
  *
  * A lead's words live in `lead_search_words` (customer, word, lead), one row per distinct word,
- * kept in step with the leads by every write path in the lead's own transaction; phone digits
- * are searched in the leads table's own indexes.
+ * kept in step with the leads by every write path in the lead's own transaction. Emails and
+ * phone digits are searched in the leads table's own indexes. The email's domain is not split
+ * into words: every lead at a common domain would add rows that cost each write and rarely
+ * narrow a search.
  */
 
 export type SearchPlan =
-  /** Every piece must begin one of the lead's words. */
-  | {kind: 'words'; pieces: string[]}
+  /** Every piece must begin one of the lead's words; every address must begin its email. */
+  | {kind: 'words'; pieces: string[]; addresses: string[]}
   /** The digits must begin the lead's phone number or its last 10 digits. */
   | {kind: 'phone'; digits: string}
+
+type WordPlan = Extract<SearchPlan, {kind: 'words'}>
 
 /** A term made of digits and phone punctuation only is a phone number. */
 const PHONE_TERM = /^[\d\s().+\-/]+$/
@@ -39,9 +44,11 @@ export function searchWords(text: string | null): string[] {
   return [...new Set(words)]
 }
 
-/** The words a lead is found by: those of its name and of its email. */
+/** The words a lead is found by: those of its name and of its email before the @. */
 export function leadWords(lead: {contactName: string | null; contactEmail: string | null}): string[] {
-  return [...new Set([...searchWords(lead.contactName), ...searchWords(lead.contactEmail)])]
+  const at = lead.contactEmail?.lastIndexOf('@') ?? -1
+  const localPart = at < 0 ? lead.contactEmail : lead.contactEmail!.slice(0, at)
+  return [...new Set([...searchWords(lead.contactName), ...searchWords(localPart)])]
 }
 
 /** How a `search` term is matched; null when it has nothing to match on (only punctuation). */
@@ -50,10 +57,12 @@ export function parseSearch(term: string): SearchPlan | null {
     const digits = phoneDigits(term)
     if (digits !== null) return {kind: 'phone', digits}
   }
-  const pieces = searchWords(term)
+  const words = term.split(/\s+/).filter((word) => word !== '')
+  const addresses = [...new Set(words.filter((word) => word.includes('@')).map((word) => normalizeEmail(word)!))]
+  const pieces = [...new Set(words.filter((word) => !word.includes('@')).flatMap(searchWords))]
   // A piece that begins another piece of the term adds nothing (`gr grace`).
   const needed = pieces.filter((piece) => !pieces.some((other) => other !== piece && other.startsWith(piece)))
-  return needed.length === 0 ? null : {kind: 'words', pieces: needed}
+  return needed.length === 0 && addresses.length === 0 ? null : {kind: 'words', pieces: needed, addresses}
 }
 
 /**
@@ -74,8 +83,8 @@ function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): 
 
 /**
  * The distinct ids of the customer's leads the plan matches, read from index ranges: the
- * driving side of a search. For words, the longest piece's range drives (it narrows most) and
- * each other piece is looked up per lead.
+ * driving side of a search. An address (the narrowest there is) drives from the email index;
+ * else the first piece's word range drives (see narrowestFirst). The rest is checked per lead.
  */
 export function matchingIds(db: Knex, customerId: string, plan: SearchPlan): Knex.QueryBuilder {
   if (plan.kind === 'phone') {
@@ -83,21 +92,30 @@ export function matchingIds(db: Knex, customerId: string, plan: SearchPlan): Kne
     if (plan.digits.length > 10) return whole
     return whole.union((q) => wherePrefix(q.from('leads').select('id as lead_id').where('customer_id', customerId), 'phone_last10', plan.digits))
   }
+  if (plan.addresses.length > 0) return addressMatches(db, customerId, plan).select('leads.id as lead_id')
   return wordMatches(db, customerId, plan.pieces).distinct('w.lead_id')
 }
 
 /**
- * How many of the customer's leads the plan matches, from the same index ranges. COUNT(DISTINCT)
- * rather than a count over matchingIds: MariaDB would first copy every id into a temporary
- * table (0.8 s against 0.1 s for a first name shared by 125,000 leads).
+ * How many of the customer's leads the plan matches (and `filter`, on the leads table), from the
+ * same index ranges. COUNT(DISTINCT) over the word rows rather than a count over matchingIds:
+ * MariaDB would first copy every id into a temporary table (0.8 s against 0.1 s for a first
+ * name shared by 125,000 leads).
  */
-export function countMatches(db: Knex, customerId: string, plan: SearchPlan): Knex.QueryBuilder {
-  if (plan.kind === 'phone') {
+export function countMatches(db: Knex, customerId: string, plan: SearchPlan, filter?: (leads: Knex.QueryBuilder) => void): Knex.QueryBuilder {
+  if (plan.kind === 'phone' || plan.addresses.length > 0) {
     const query = db('leads').count({total: '*'}).where('leads.customer_id', customerId)
     whereMatches(query, customerId, plan)
+    filter?.(query)
     return query
   }
-  return wordMatches(db, customerId, plan.pieces).countDistinct({total: 'w.lead_id'})
+  const query = wordMatches(db, customerId, plan.pieces).countDistinct({total: 'w.lead_id'})
+  if (filter) {
+    // Other filters are checked on each matching lead (a primary-key lookup each).
+    query.join('leads', 'leads.id', 'w.lead_id')
+    filter(query)
+  }
+  return query
 }
 
 /**
@@ -106,7 +124,7 @@ export function countMatches(db: Knex, customerId: string, plan: SearchPlan): Kn
  * enough to drive: the guess alone is wrong for `grace kalo` (125,000 against 10,000 leads).
  */
 export async function narrowestFirst(db: Knex, customerId: string, plan: SearchPlan): Promise<SearchPlan> {
-  if (plan.kind === 'phone' || plan.pieces.length === 1) return plan
+  if (plan.kind === 'phone' || plan.addresses.length > 0 || plan.pieces.length < 2) return plan
   const byLength = [...plan.pieces].sort((a, b) => b.length - a.length)
   const sizes = new Map<string, number>()
   for (const piece of byLength) {
@@ -116,7 +134,7 @@ export async function narrowestFirst(db: Knex, customerId: string, plan: SearchP
     if (Number(row!.n) <= NARROW_ENOUGH) break
   }
   const size = (piece: string) => sizes.get(piece) ?? Number.POSITIVE_INFINITY
-  return {kind: 'words', pieces: byLength.sort((a, b) => size(a) - size(b))}
+  return {...plan, pieces: byLength.sort((a, b) => size(a) - size(b))}
 }
 
 /** Counting a range stops here (about 20 ms of index on MariaDB). */
@@ -124,12 +142,20 @@ const ESTIMATE_CAP = 50_000
 /** A piece matching at most this many words drives without looking further. */
 const NARROW_ENOUGH = 1000
 
-/** The word rows of leads having all the pieces: the first piece's range drives (see narrowestFirst), the others are looked up per lead. */
+/** The word rows of leads having all the pieces: the first piece's range drives, the others are looked up per lead. */
 function wordMatches(db: Knex, customerId: string, pieces: readonly string[]): Knex.QueryBuilder {
   const [first, ...rest] = pieces
   const rows = wherePrefix(db('lead_search_words as w').where('w.customer_id', customerId), 'w.word', first!)
   for (const piece of rest) hasWordStarting(rows, customerId, 'w.lead_id', piece)
   return rows
+}
+
+/** The leads whose email begins with the first address, checked for the rest of the plan. */
+function addressMatches(db: Knex, customerId: string, plan: WordPlan): Knex.QueryBuilder {
+  const [first, ...rest] = plan.addresses
+  const leads = wherePrefix(db('leads').where('leads.customer_id', customerId), 'leads.email_normalized', first!)
+  whereMatches(leads, customerId, {...plan, addresses: rest})
+  return leads
 }
 
 /** Restricts a query over `leads` to the plan's matches, checked lead by lead: for walking an ordered index. */
@@ -138,6 +164,7 @@ export function whereMatches(query: Knex.QueryBuilder, customerId: string, plan:
     query.where((match) => match.where((q) => wherePrefix(q, 'leads.phone_digits', plan.digits)).orWhere((q) => wherePrefix(q, 'leads.phone_last10', plan.digits)))
     return
   }
+  for (const address of plan.addresses) wherePrefix(query, 'leads.email_normalized', address)
   for (const piece of plan.pieces) hasWordStarting(query, customerId, 'leads.id', piece)
 }
 
@@ -161,7 +188,7 @@ export class LeadSearchIndex {
   constructor(private readonly db: Db) {}
 
   /** Adds and removes the words of written leads: only what changed is touched. */
-  async apply(trx: Knex.Transaction, changes: readonly LeadChangeForCount[]): Promise<void> {
+  async apply(trx: Knex.Transaction, changes: readonly LeadWrite[]): Promise<void> {
     const added: Array<{customer_id: string; word: string; lead_id: string}> = []
     const removed: Array<[customerId: string, word: string, leadId: string]> = []
     for (const {before, after} of changes) {
@@ -174,7 +201,7 @@ export class LeadSearchIndex {
     for (let start = 0; start < removed.length; start += 200) {
       await trx('lead_search_words').whereIn(['customer_id', 'word', 'lead_id'], removed.slice(start, start + 200)).delete()
     }
-    const chunk = this.insertChunk()
+    const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < added.length; start += chunk) await trx('lead_search_words').insert(added.slice(start, start + chunk))
   }
 
@@ -196,7 +223,7 @@ export class LeadSearchIndex {
           if (leads.length === 0) return leads
           await trx('lead_search_words').whereIn('lead_id', leads.map((lead) => lead.id)).delete()
           const rows = leads.flatMap((lead) => leadWords({contactName: lead.contact_name, contactEmail: lead.contact_email}).map((word) => ({customer_id: id, word, lead_id: lead.id})))
-          const chunk = this.insertChunk()
+          const chunk = rowsPerInsert(this.db)
           for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))
           return leads
         })
@@ -206,11 +233,6 @@ export class LeadSearchIndex {
       }
     }
     return indexed
-  }
-
-  /** Rows per insert: SQLite caps a compound SELECT (knex's multi-row insert there) at 500 terms; MySQL takes a bulk's words at once. */
-  private insertChunk(): number {
-    return isMysql(this.db) ? 4000 : 250
   }
 }
 

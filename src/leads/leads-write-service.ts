@@ -85,7 +85,7 @@ export class LeadsWriteService {
         record = newLead(customerId, input, {stageId: firstStageId(setup), sourceType: 'manual'}, now)
         await this.leads.insertMany([record], trx)
       }
-      const [lead] = (await this.leads.withRelations(customerId, [record], trx)) as [LeadWithRelations]
+      const [lead] = (await this.leads.withRelations(customerId, [record], trx, setup.stages)) as [LeadWithRelations]
       if (!existing) {
         const event = await this.events.insert(trx, {customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
         deliveryIds = await this.outbox.record(trx, {id: event.id, customerId, type: LEAD_CREATED, createdAt: now})

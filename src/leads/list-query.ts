@@ -27,7 +27,7 @@ export const LIST_QUERY_SCHEMA = {
       minLength: 1,
       maxLength: 200,
       description:
-        'Every word of the term must begin a word of the name or email (case and accents ignored); a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored. Never the middle of a word.',
+        'Every word of the term must begin a word of the name or of the email before the @ (case and accents ignored), or begin the email when it has an @; a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored. Never the middle of a word.',
     },
     created_since: {type: 'string', format: 'date-time'},
     updated_since: {type: 'string', format: 'date-time'},

@@ -11,15 +11,15 @@ describe('search words and terms', function () {
     expect(searchWords('x'.repeat(WORD_MAX_LENGTH + 50))).to.deep.equal(['x'.repeat(WORD_MAX_LENGTH)])
   })
 
-  it('gives a lead the words of its name and its email', function () {
-    expect(leadWords({contactName: 'Grace Hopper', contactEmail: 'grace.hopper@navy.example'})).to.deep.equal(['grace', 'hopper', 'navy', 'example'])
+  it('gives a lead the words of its name and of its email before the @', function () {
+    expect(leadWords({contactName: 'Grace Hopper', contactEmail: 'g.hopper2@navy.example'})).to.deep.equal(['grace', 'hopper', 'g', 'hopper2'])
     expect(leadWords({contactName: null, contactEmail: null})).to.deep.equal([])
   })
 
-  it('reads a term as phone digits or as word pieces, dropping pieces another piece begins with', function () {
+  it('reads a term as phone digits, or as word pieces and addresses, dropping pieces another piece begins with', function () {
     expect(parseSearch('+1 (555) 010-2000')).to.deep.equal({kind: 'phone', digits: '15550102000'})
-    expect(parseSearch('gr grace hop')).to.deep.equal({kind: 'words', pieces: ['grace', 'hop']})
-    expect(parseSearch('grace.hopper@navy')).to.deep.equal({kind: 'words', pieces: ['grace', 'hopper', 'navy']})
+    expect(parseSearch('gr grace hop')).to.deep.equal({kind: 'words', pieces: ['grace', 'hop'], addresses: []})
+    expect(parseSearch('Grace.Hopper@Navy grace')).to.deep.equal({kind: 'words', pieces: ['grace'], addresses: ['grace.hopper@navy']})
     expect(parseSearch('-- ()')).to.equal(null)
     expect(parseSearch('%_')).to.equal(null)
   })
