@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import {isDeadlock} from './errors.js'
-import {type Db, isMysql} from './knex.js'
+import type {Db} from './knex.js'
 
 const DEADLOCK_RETRIES = 5
 
@@ -16,7 +16,8 @@ const DEADLOCK_RETRIES = 5
 export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(work, isMysql(db) ? {isolationLevel: 'read committed'} : undefined)
+      // READ COMMITTED is every MySQL connection's session default (createDb).
+      return await db.transaction(work)
     } catch (error) {
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))

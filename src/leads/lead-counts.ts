@@ -21,8 +21,9 @@ export interface LeadWrite {
  * Slots per counter on MySQL. A write adds to the slot of its connection (CONNECTION_ID() mod
  * SLOTS), so concurrent transactions of one customer, each on its own pooled connection, add to
  * different rows and do not queue on one another's row lock until commit; reads sum the slots.
+ * A pool's connections get nearby ids, so 64 slots keep one daemon's 16 connections apart.
  */
-const SLOTS = 16
+const SLOTS = 64
 
 /** lead_line is part of the key, where NULL cannot be: '' stands for a lead without one. */
 const NO_LEAD_LINE = ''
@@ -79,6 +80,8 @@ export class LeadCountsStore {
   async recount(customerId?: string): Promise<number> {
     const customers = customerId === undefined ? ((await this.db('customers').pluck('id')) as string[]) : [customerId]
     for (const id of customers) {
+      // REPEATABLE READ (not the session's READ COMMITTED): the share lock then covers the gaps
+      // too, so no lead of the customer can be inserted between the count and the rewrite.
       await this.db.transaction(async (trx) => {
         const counted = trx('leads')
           .where('customer_id', id)
@@ -93,7 +96,7 @@ export class LeadCountsStore {
             rows.slice(start, start + 200).map((row) => ({customer_id: id, status: row.status, stage_id: row.stage_id, lead_line: row.lead_line, slot: 0, n: Number(row.n)})),
           )
         }
-      })
+      }, isMysql(this.db) ? {isolationLevel: 'repeatable read'} : undefined)
     }
     return customers.length
   }

@@ -72,8 +72,9 @@ export function parseSearch(term: string): SearchPlan | null {
  */
 export function prefixRange(prefix: string): [from: string, before: string] {
   const chars = [...prefix]
-  const last = chars.pop()!.codePointAt(0)!
-  return [prefix, chars.join('') + String.fromCodePoint(last + 1)]
+  const next = chars.pop()!.codePointAt(0)! + 1
+  // Past U+D7FF comes U+E000: the surrogate range between is no character and cannot be sent.
+  return [prefix, chars.join('') + String.fromCodePoint(next === 0xd800 ? 0xe000 : next)]
 }
 
 function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): Knex.QueryBuilder {

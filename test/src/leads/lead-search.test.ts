@@ -28,5 +28,6 @@ describe('search words and terms', function () {
     expect(prefixRange('gra')).to.deep.equal(['gra', 'grb'])
     expect(prefixRange('z')).to.deep.equal(['z', '{'])
     expect(prefixRange('a😀')).to.deep.equal(['a😀', 'a😁'])
+    expect(prefixRange('\ud7ff')).to.deep.equal(['\ud7ff', '\ue000'])
   })
 })
