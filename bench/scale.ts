@@ -184,6 +184,7 @@ for (const benchCase of CASES) {
   }
   api.sort((a, b) => a - b)
   floor.sort((a, b) => a - b)
+  process.stderr.write(`${benchCase.name}: median ${percentile(api, 50).toFixed(1)} ms\n`)
   const apiMedian = percentile(api, 50)
   const floorMedian = floor.length ? percentile(floor, 50) : null
   rows.push([

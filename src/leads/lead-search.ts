@@ -106,7 +106,7 @@ export function matchingIds(db: Knex, customerId: string, plan: SearchPlan): Kne
 export function countMatches(db: Knex, customerId: string, plan: SearchPlan, filter?: (leads: Knex.QueryBuilder) => void): Knex.QueryBuilder {
   if (plan.kind === 'phone' || plan.addresses.length > 0) {
     const query = db('leads').count({total: '*'}).where('leads.customer_id', customerId)
-    whereMatches(query, customerId, plan)
+    whereMatches(query, plan)
     filter?.(query)
     return query
   }
@@ -147,7 +147,7 @@ const NARROW_ENOUGH = 1000
 function wordMatches(db: Knex, customerId: string, pieces: readonly string[]): Knex.QueryBuilder {
   const [first, ...rest] = pieces
   const rows = wherePrefix(db('lead_search_words as w').where('w.customer_id', customerId), 'w.word', first!)
-  for (const piece of rest) hasWordStarting(rows, customerId, 'w.lead_id', piece)
+  for (const piece of rest) hasWordStarting(rows, 'w.lead_id', piece)
   return rows
 }
 
@@ -155,18 +155,18 @@ function wordMatches(db: Knex, customerId: string, pieces: readonly string[]): K
 function addressMatches(db: Knex, customerId: string, plan: WordPlan): Knex.QueryBuilder {
   const [first, ...rest] = plan.addresses
   const leads = wherePrefix(db('leads').where('leads.customer_id', customerId), 'leads.email_normalized', first!)
-  whereMatches(leads, customerId, {...plan, addresses: rest})
+  whereMatches(leads, {...plan, addresses: rest})
   return leads
 }
 
 /** Restricts a query over `leads` to the plan's matches, checked lead by lead: for walking an ordered index. */
-export function whereMatches(query: Knex.QueryBuilder, customerId: string, plan: SearchPlan): void {
+export function whereMatches(query: Knex.QueryBuilder, plan: SearchPlan): void {
   if (plan.kind === 'phone') {
     query.where((match) => match.where((q) => wherePrefix(q, 'leads.phone_digits', plan.digits)).orWhere((q) => wherePrefix(q, 'leads.phone_last10', plan.digits)))
     return
   }
   for (const address of plan.addresses) wherePrefix(query, 'leads.email_normalized', address)
-  for (const piece of plan.pieces) hasWordStarting(query, customerId, 'leads.id', piece)
+  for (const piece of plan.pieces) hasWordStarting(query, 'leads.id', piece)
 }
 
 /**
@@ -175,13 +175,11 @@ export function whereMatches(query: Knex.QueryBuilder, customerId: string, plan:
  * an EXISTS into a semi-join that first reads every lead with such a word (125,000 for a common
  * first name), where walking needs only the few leads of one page.
  */
-function hasWordStarting(query: Knex.QueryBuilder, customerId: string, leadColumn: string, piece: string): void {
+function hasWordStarting(query: Knex.QueryBuilder, leadColumn: string, piece: string): void {
   const [from, before] = prefixRange(piece)
-  query.whereRaw(`(SELECT 1 FROM lead_search_words p WHERE p.lead_id = ${leadColumn} AND p.customer_id = ? AND p.word >= ? AND p.word < ? LIMIT 1) IS NOT NULL`, [
-    customerId,
-    from,
-    before,
-  ])
+  // No customer_id here: the lead is already the customer's, and with it SQLite would pick the
+  // (customer_id, word) key and scan the piece's whole range for every lead.
+  query.whereRaw(`(SELECT 1 FROM lead_search_words p WHERE p.lead_id = ${leadColumn} AND p.word >= ? AND p.word < ? LIMIT 1) IS NOT NULL`, [from, before])
 }
 
 /** Keeps `lead_search_words` in step with the leads, inside the write's transaction. */

@@ -98,7 +98,9 @@ export class LeadsStore {
     const ids = page.sortBy === 'last_interaction_at' ? this.nullsLastIds(matching, page) : orderedIds(matching(), page)
     // A deferred join: the page's ids are found in the index that orders them (which holds the id),
     // so an offset skips index entries instead of whole rows, and only the page's rows are read.
-    const query = this.db('leads').select('leads.*').join(ids.as('page'), 'page.id', 'leads.id').where('leads.customer_id', customerId)
+    // CROSS JOIN keeps the page first: SQLite's planner otherwise walks every lead of the customer
+    // and looks each up in the page (60 ms at 100,000 leads against 1 ms).
+    const query = this.db.select('leads.*').from(ids.as('page')).crossJoin('leads', 'leads.id', 'page.id').where('leads.customer_id', customerId)
     applyOrder(query, page.sortBy, page.sortDir)
     return {query}
   }
@@ -159,7 +161,7 @@ export class LeadsStore {
       return
     }
     if (way === 'drive') query.join(matchingIds(this.db, customerId, plan).as('matched'), 'matched.lead_id', 'leads.id')
-    else whereMatches(query, customerId, plan)
+    else whereMatches(query, plan)
   }
 
   /**
@@ -408,8 +410,10 @@ function orderedIds(query: Knex.QueryBuilder, page: LeadPageRequest): Knex.Query
 function applyKeyset(query: Knex.QueryBuilder, after: CursorPosition): void {
   const column = `leads.${after.sortBy}`
   const beyond = after.sortDir === 'asc' ? '>' : '<'
-  const value = after.value
-  query.where((next) => next.where(column, beyond, value!).orWhere((tie) => tie.where(column, value!).where('leads.id', beyond, after.id)))
+  const value = after.value!
+  // The bound first, so both planners see an index range (SQLite does not find one in the OR alone).
+  query.where(column, `${beyond}=`, value)
+  query.where((next) => next.where(column, beyond, value).orWhere((tie) => tie.where(column, value).where('leads.id', beyond, after.id)))
 }
 
 function applyOrder(query: Knex.QueryBuilder, sortBy: SortField, sortDir: SortDirection): void {
