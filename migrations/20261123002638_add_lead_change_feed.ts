@@ -1,11 +1,12 @@
 import type {Knex} from 'knex'
 
 /**
- * The change feed `leads pull` syncs on. Every write to a lead stamps `leads.change_seq` from a
- * per-customer counter (`lead_change_sequences.last_seq`), bumped as the last statement of the
- * write's transaction: the counter's row stays locked until that commit, so a customer's
- * sequence numbers become visible in the order they were handed out. A reader that has seen
- * sequence n has seen every committed change up to n, and a later commit always gets a larger n.
+ * The change feed `leads pull` syncs on: `leads.change_seq` numbered from a per-customer counter
+ * (`lead_change_sequences.last_seq`). As first built, each write stamped the number as its last
+ * statement; writes now only set 0 (pending) and a reader numbers committed pending leads after
+ * their commit (LeadsStore.sequencePending), which no longer queues a customer's writers on the
+ * counter. The schema is the same for both; existing leads are numbered here in the order they
+ * last changed.
  */
 export async function up(knex: Knex): Promise<void> {
   const mysql = knex.client.config.client === 'mysql2'
