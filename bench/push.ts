@@ -1,6 +1,7 @@
 /**
  * Push throughput through the real daemon over loopback HTTP, SQLite against MariaDB:
  * bulk 500 new rows, bulk 500 rows that all merge, single create at concurrency 1 and 16.
+ * With MariaDB it also measures the floor under a create in the same run (bench/push-floor.ts).
  * Run: npm run build && LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench node dist/bench/push.js
  */
 import {randomUUID} from 'node:crypto'
@@ -12,6 +13,7 @@ import path from 'node:path'
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
+import {measureFloor} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
 const BULK_REQUESTS = 30
@@ -131,3 +133,11 @@ const lines = metrics.map(([name, key, bar]) => {
 })
 const widths = header.map((cell, i) => Math.max(cell.length, ...lines.map((line) => line[i]!.length)))
 for (const line of [header, ...lines]) console.log(line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
+
+if (mysqlUrl) {
+  // Measured right after the API, in the same run, so both see the same machine.
+  const floor = await measureFloor(mysqlUrl, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY)
+  const api = results[1]![1]
+  console.log(`Floor on MariaDB (the same two-insert transaction straight through mysql2): c=1 median ${floor.singleMedianMs.toFixed(2)} ms, c=${CONCURRENCY} ${floor.concurrentPerSecond.toFixed(0)} transactions/s`)
+  console.log(`API against the floor: c=1 ${(api.singleMedianMs / floor.singleMedianMs).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / floor.concurrentPerSecond).toFixed(0)}% of the floor's rate`)
+}
