@@ -1,7 +1,8 @@
 /**
- * Push throughput through the real daemon over loopback HTTP, SQLite against MariaDB:
- * bulk 500 new rows, bulk 500 rows that all merge, single create at concurrency 1 and 16.
- * With MariaDB it also measures the floor under a create in the same run (bench/push-floor.ts).
+ * Push throughput through the real daemon (its own process) over loopback HTTP, SQLite against
+ * MariaDB (+ Redis when LEADS_BENCH_REDIS_URL is set): bulk 500 new rows, bulk 500 rows that all
+ * merge, single create at concurrency 1 and 16. With MariaDB it also measures the floor under a
+ * create in the same run (bench/push-floor.ts). LEADS_BENCH_PROFILE=<dir> profiles the daemon.
  * Run: npm run build && LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench node dist/bench/push.js
  */
 import {randomUUID} from 'node:crypto'
@@ -10,9 +11,10 @@ import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 
-import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
+import {createServices} from '../src/services.js'
+import {spawnDaemon} from './daemon-process.js'
 import {measureFloor} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
@@ -56,11 +58,14 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]!
 
 async function measure(label: string, env: Record<string, string>): Promise<Figures> {
-  const config = loadConfig({LEADS_MASTER_KEY: MASTER_KEY, LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent', ...env})
-  const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true})
+  const daemonEnv = {LEADS_MASTER_KEY: MASTER_KEY, ...env}
+  // The operator's part (schema, customer, key) runs here; the daemon runs in its own process.
+  const services = await createServices(loadConfig(daemonEnv), {logger: createLogger('silent'), autoMigrate: true})
+  const customer = await services.customers.create({name: `bench ${label}`})
+  const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+  await services.close()
+  const daemon = await spawnDaemon(daemonEnv)
   try {
-    const customer = await daemon.services.customers.create({name: `bench ${label}`})
-    const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
     const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
     const bulkUrl = `${daemon.url}/api/agents/crm/leads/bulk`
     const createUrl = `${daemon.url}/api/agents/crm/leads`
@@ -111,7 +116,8 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-bench-'))
 const backends: Array<[string, Record<string, string>]> = [['sqlite', {LEADS_DATABASE_URL: `sqlite://${dir}/bench.db`}]]
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
-if (mysqlUrl) backends.push(['mariadb', {LEADS_DATABASE_URL: mysqlUrl}])
+const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
+if (mysqlUrl) backends.push(['mariadb', {LEADS_DATABASE_URL: mysqlUrl, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}])
 const results: Array<[string, Figures]> = []
 for (const [label, env] of backends) results.push([label, await measure(label, env)])
 fs.rmSync(dir, {recursive: true, force: true})

@@ -1,58 +1,73 @@
-import type {Knex} from 'knex'
-
-import type {IdempotencyClaim} from '../src/idempotency/idempotency-service.js'
+import type {IdempotencyDecision} from '../src/idempotency/idempotency-service.js'
+import type {WriteHooks} from '../src/leads/leads-write-service.js'
 import type {Services} from '../src/services.js'
 import {AppError} from '../src/shared/errors.js'
 import type {AppContext} from './context.js'
 import {appErrorEnvelope} from './middleware/errors.js'
 
-/** Stores a response under the request's claim; the write calls it inside its own transaction. */
-export type StoreResponse = (trx: Knex.Transaction, statusCode: number, body: string) => Promise<void>
+/** A write route's answer. */
+export interface WriteResponse {
+  statusCode: number
+  body: string
+}
+
+const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
+
+/** Claims of a key refused this many times in a row (each time for a record that then vanished) give up. */
+const CLAIM_ATTEMPTS = 3
 
 /**
  * Runs a write route under its Idempotency-Key (when one is sent): replays a stored response
- * byte for byte with `Idempotent-Replayed: true`, or runs `perform` and keeps its response. A 4xx
- * is kept too; a 5xx or 429 releases the key so a retry runs again.
+ * byte for byte with `Idempotent-Replayed: true`, or runs `write` and keeps its response. The
+ * key is claimed and the response stored inside the write's own transaction, so they commit
+ * with the change or not at all: a 5xx leaves the key free for a retry. A 4xx is kept too (on
+ * its own: it wrote nothing).
  */
-export async function respondIdempotently(
+export async function respondIdempotently<R>(
   ctx: AppContext,
   services: Services,
   endpoint: string,
-  perform: (storeResponse: StoreResponse) => Promise<{statusCode: number; body: string}>,
+  write: (hooks: WriteHooks<R>) => Promise<R>,
+  respond: (result: R) => WriteResponse,
 ): Promise<void> {
   const key = ctx.get('idempotency-key')
-  const customerId = ctx.state.customerId as string
   if (key === '') {
-    send(ctx, await perform(async () => undefined))
+    send(ctx, respond(await write(NO_HOOKS)))
     return
   }
-  const decision = await services.idempotency.begin(customerId, endpoint, key, ctx.request.body)
-  if (decision.kind === 'replay') {
-    ctx.set('Idempotent-Replayed', 'true')
-    send(ctx, {statusCode: decision.statusCode, body: decision.body})
-    return
-  }
-  const claim: IdempotencyClaim = decision.claim
-  let stored = false
-  try {
-    const response = await perform(async (trx, statusCode, body) => {
-      await services.idempotency.complete(trx, claim, statusCode, body)
-      stored = true
-    })
-    // A write that had no transaction to store in (a dry run) is stored on its own.
-    if (!stored) await services.idempotency.complete(services.db, claim, response.statusCode, response.body)
-    send(ctx, response)
-  } catch (error) {
-    if (error instanceof AppError && error.status < 500 && error.status !== 429) {
-      await services.idempotency.complete(services.db, claim, error.status, JSON.stringify(appErrorEnvelope(error)))
-    } else {
-      await services.idempotency.release(claim).catch(() => undefined)
+  const {idempotency} = services
+  const ticket = idempotency.ticket(ctx.state.customerId as string, endpoint, key, ctx.request.body)
+  // Built once per result: a deadlock retry of the write brings a new one.
+  let answered: {result: R; response: WriteResponse} | null = null
+  const answer = (result: R) => (answered?.result === result ? answered : (answered = {result, response: respond(result)})).response
+  for (let attempt = 1; ; attempt++) {
+    const claim = idempotency.claim(ticket)
+    const started = performance.now()
+    try {
+      const result = await write({first: claim.statements, atCommit: (result) => [claim.complete(answer(result).statusCode, answer(result).body)]})
+      send(ctx, answer(result))
+      return
+    } catch (error) {
+      const refusal = idempotency.refusal(error, performance.now() - started)
+      if (refusal) {
+        const decision = await idempotency.afterRefusal(ticket, refusal)
+        if (decision.kind === 'replay') return replay(ctx, decision)
+        if (attempt < CLAIM_ATTEMPTS) continue
+      } else if (error instanceof AppError && error.status < 500 && error.status !== 429) {
+        const decision = await idempotency.storeAlone(ticket, error.status, JSON.stringify(appErrorEnvelope(error)))
+        if (decision?.kind === 'replay') return replay(ctx, decision)
+      }
+      throw error
     }
-    throw error
   }
 }
 
-function send(ctx: AppContext, response: {statusCode: number; body: string}): void {
+function replay(ctx: AppContext, decision: Extract<IdempotencyDecision, {kind: 'replay'}>): void {
+  ctx.set('Idempotent-Replayed', 'true')
+  send(ctx, {statusCode: decision.statusCode, body: decision.body})
+}
+
+function send(ctx: AppContext, response: WriteResponse): void {
   ctx.status = response.statusCode
   ctx.type = 'application/json'
   ctx.body = response.body

@@ -151,6 +151,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     createWorker: (workerOptions = {}) =>
       new DeliveryWorker(
         {
+          db,
           deliveries: deliveriesStore,
           webhooks: webhooksStore,
           events: eventsStore,

@@ -1,6 +1,7 @@
 import Router from '@koa/router'
 
 import {bulkResponse, createResponse} from '../../src/leads/lead-view.js'
+import type {BulkResult, CreateResult} from '../../src/leads/leads-write-service.js'
 import {parseListQuery} from '../../src/leads/list-query.js'
 import type {Services} from '../../src/services.js'
 import type {AppContext, AppState} from '../context.js'
@@ -17,21 +18,23 @@ export function leadRoutes(services: Services): Router<AppState> {
   })
 
   router.post('/api/agents/crm/leads', requireScope('POST /api/agents/crm/leads'), async (ctx: AppContext) => {
-    await respondIdempotently(ctx, services, 'POST /api/agents/crm/leads', async (storeResponse) => {
-      const result = await services.leadsWrite.create(ctx.state.customerId as string, ctx.request.body, (trx, created) =>
-        storeResponse(trx, 201, JSON.stringify(createResponse(created))),
-      )
-      return {statusCode: 201, body: JSON.stringify(createResponse(result))}
-    })
+    await respondIdempotently<CreateResult>(
+      ctx,
+      services,
+      'POST /api/agents/crm/leads',
+      (hooks) => services.leadsWrite.create(ctx.state.customerId as string, ctx.request.body, hooks),
+      (created) => ({statusCode: 201, body: JSON.stringify(createResponse(created))}),
+    )
   })
 
   router.post('/api/agents/crm/leads/bulk', requireScope('POST /api/agents/crm/leads/bulk'), async (ctx: AppContext) => {
-    await respondIdempotently(ctx, services, 'POST /api/agents/crm/leads/bulk', async (storeResponse) => {
-      const result = await services.leadsWrite.bulk(ctx.state.customerId as string, ctx.request.body, (trx, written) =>
-        storeResponse(trx, 200, JSON.stringify(bulkResponse(written))),
-      )
-      return {statusCode: 200, body: JSON.stringify(bulkResponse(result))}
-    })
+    await respondIdempotently<BulkResult>(
+      ctx,
+      services,
+      'POST /api/agents/crm/leads/bulk',
+      (hooks) => services.leadsWrite.bulk(ctx.state.customerId as string, ctx.request.body, hooks),
+      (written) => ({statusCode: 200, body: JSON.stringify(bulkResponse(written))}),
+    )
   })
 
   return router

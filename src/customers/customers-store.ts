@@ -1,4 +1,5 @@
 import type {Db} from '../db/knex.js'
+import {compile, type Read, runRead} from '../db/statements.js'
 import {
   type Customer,
   type CustomFieldDefinition,
@@ -58,10 +59,15 @@ export class CustomersStore {
   }
 
   async listStages(customerId: string): Promise<Stage[]> {
-    const rows = (await this.db('stages')
-      .where({customer_id: customerId})
-      .orderBy([{column: 'position'}, {column: 'id'}])) as StageRow[]
-    return rows.map(rowToStage)
+    return runRead(this.db, this.stagesRead(customerId))
+  }
+
+  /** The customer's stages in pipeline order, as a read a write transaction sends in its batch. */
+  stagesRead(customerId: string): Read<Stage[]> {
+    return {
+      statement: compile(this.db('stages').where({customer_id: customerId}).orderBy([{column: 'position'}, {column: 'id'}])),
+      read: (result) => (result.rows as unknown as StageRow[]).map(rowToStage),
+    }
   }
 
   async insertStage(stage: Stage, createdAt: number): Promise<void> {
@@ -69,8 +75,15 @@ export class CustomersStore {
   }
 
   async listFields(customerId: string): Promise<CustomFieldDefinition[]> {
-    const rows = (await this.db('custom_fields').where({customer_id: customerId}).orderBy('slug')) as FieldRow[]
-    return rows.map(rowToField)
+    return runRead(this.db, this.fieldsRead(customerId))
+  }
+
+  /** The customer's custom-field definitions, as a read a write transaction sends in its batch. */
+  fieldsRead(customerId: string): Read<CustomFieldDefinition[]> {
+    return {
+      statement: compile(this.db('custom_fields').where({customer_id: customerId}).orderBy('slug')),
+      read: (result) => (result.rows as unknown as FieldRow[]).map(rowToField),
+    }
   }
 
   async insertField(field: Omit<CustomFieldDefinition, 'reserved'>, createdAt: number): Promise<void> {

@@ -8,3 +8,13 @@ export function isUniqueViolation(error: unknown): boolean {
 export function isDeadlock(error: unknown): boolean {
   return (error as {code?: string}).code === 'ER_LOCK_DEADLOCK'
 }
+
+/**
+ * True when a locking read with NOWAIT found the row locked. MySQL 8 has its own code for it;
+ * MariaDB reports a lock wait timeout, which a real wait only reaches after
+ * innodb_lock_wait_timeout (at least 1 s), so a quick one is the NOWAIT refusal.
+ */
+export function isNowaitRefusal(error: unknown, elapsedMs: number): boolean {
+  const code = (error as {code?: string}).code
+  return code === 'ER_LOCK_NOWAIT' || (code === 'ER_LOCK_WAIT_TIMEOUT' && elapsedMs < 1000)
+}

@@ -3,6 +3,7 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
+import {compile, type Read, type Statement} from '../db/statements.js'
 import type {AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus} from './delivery-types.js'
 
 interface Row {
@@ -45,7 +46,8 @@ export class DeliveriesStore {
   constructor(private readonly db: Db) {}
 
   /** Writes one pending delivery per webhook, inside the event's transaction; marked dispatched now, as the caller enqueues right after commit. */
-  async insertForEvent(trx: Knex.Transaction, customerId: string, eventId: string, webhookIds: string[], now: number): Promise<string[]> {
+  /** The pending deliveries of an event, one per webhook: their ids and the insert to send in the event's transaction. */
+  forEvent(customerId: string, eventId: string, webhookIds: readonly string[], now: number): {ids: string[]; statements: Statement[]} {
     const rows = webhookIds.map((webhookId) => ({
       id: randomUUID(),
       customer_id: customerId,
@@ -58,25 +60,39 @@ export class DeliveriesStore {
       created_at: now,
       updated_at: now,
     }))
-    if (rows.length > 0) await trx('deliveries').insert(rows)
-    return rows.map((row) => row.id)
+    return {ids: rows.map((row) => row.id), statements: rows.length > 0 ? [compile(this.db('deliveries').insert(rows))] : []}
   }
 
   /**
-   * Takes a delivery for one worker until `leaseUntil`: only a due pending one, or one whose
+   * Takes deliveries for one worker until `leaseUntil`: only due pending ones, or ones whose
    * previous worker's lease ran out. The conditional update is what keeps two workers from
-   * ever delivering the same attempt.
+   * ever delivering the same attempt; claimedRead then reads back the ones this worker got.
    */
-  async claim(id: string, workerId: string, now: number, leaseUntil: number): Promise<boolean> {
-    const updated = await this.db('deliveries')
-      .where({id})
-      .andWhere((q) =>
-        q
-          .where((pending) => pending.where('status', 'pending').andWhere('next_attempt_at', '<=', now))
-          .orWhere((stale) => stale.where('status', 'delivering').andWhere('claimed_until', '<', now)),
-      )
-      .update({status: 'delivering', claimed_by: workerId, claimed_until: leaseUntil, updated_at: now})
-    return updated === 1
+  claimStatement(ids: readonly string[], workerId: string, now: number, leaseUntil: number): Statement {
+    return compile(
+      this.db('deliveries')
+        .whereIn('id', [...ids])
+        .andWhere((q) =>
+          q
+            .where((pending) => pending.where('status', 'pending').andWhere('next_attempt_at', '<=', now))
+            .orWhere((stale) => stale.where('status', 'delivering').andWhere('claimed_until', '<', now)),
+        )
+        .update({status: 'delivering', claimed_by: workerId, claimed_until: leaseUntil, updated_at: now}),
+    )
+  }
+
+  /** Which of the ids this worker's claim (its id and lease end) got: a subquery for the batch's other reads. */
+  claimed(ids: readonly string[], workerId: string, leaseUntil: number): Knex.QueryBuilder {
+    return this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, claimed_until: leaseUntil, status: 'delivering'})
+  }
+
+  /** The claimed deliveries, each with how many attempts it has on record (attempts are numbered on from there). */
+  claimedRead(claimed: Knex.QueryBuilder): Read<Array<{delivery: Delivery; priorAttempts: number}>> {
+    const attempts = this.db('delivery_attempts').count('*').where('delivery_attempts.delivery_id', this.db.ref('deliveries.id'))
+    return {
+      statement: compile(claimed.clone().select('deliveries.*', attempts.as('prior_attempts'))),
+      read: (result) => (result.rows as unknown as Array<Row & {prior_attempts: number | string}>).map((row) => ({delivery: fromRow(row), priorAttempts: Number(row.prior_attempts)})),
+    }
   }
 
   /** Extends this worker's lease; false when it lost the delivery (cancelled or taken over). */
@@ -94,23 +110,35 @@ export class DeliveriesStore {
     return Number(row?.n ?? 0)
   }
 
-  async recordAttempt(attempt: Omit<DeliveryAttempt, 'id'>, workerId: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      await trx('delivery_attempts').insert({
-        id: randomUUID(),
-        delivery_id: attempt.deliveryId,
-        attempt_number: attempt.attemptNumber,
-        started_at: attempt.startedAt,
-        duration_ms: attempt.durationMs,
-        status_code: attempt.statusCode,
-        error: attempt.error?.slice(0, LAST_ERROR_MAX) ?? null,
-        response_snippet: attempt.responseSnippet,
-        outcome: attempt.outcome,
-      })
-      await trx('deliveries')
-        .where({id: attempt.deliveryId, claimed_by: workerId})
-        .update({attempts_made: trx.raw('attempts_made + 1'), updated_at: attempt.startedAt + attempt.durationMs})
-    })
+  /** Records attempts of deliveries this worker holds (at most one per delivery): the statements, for one batch. */
+  attemptStatements(attempts: ReadonlyArray<Omit<DeliveryAttempt, 'id'>>, workerId: string, now: number): Statement[] {
+    if (attempts.length === 0) return []
+    const rows = attempts.map((attempt) => ({
+      id: randomUUID(),
+      delivery_id: attempt.deliveryId,
+      attempt_number: attempt.attemptNumber,
+      started_at: attempt.startedAt,
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      error: attempt.error?.slice(0, LAST_ERROR_MAX) ?? null,
+      response_snippet: attempt.responseSnippet,
+      outcome: attempt.outcome,
+    }))
+    const ids = attempts.map((attempt) => attempt.deliveryId)
+    return [
+      compile(this.db('delivery_attempts').insert(rows)),
+      compile(this.db('deliveries').whereIn('id', ids).andWhere({claimed_by: workerId}).update({attempts_made: this.db.raw('attempts_made + 1'), updated_at: now})),
+    ]
+  }
+
+  /** Ends deliveries this worker holds as succeeded: the statement, for a batch. */
+  successStatement(ids: readonly string[], workerId: string, now: number): Statement {
+    return compile(
+      this.db('deliveries')
+        .whereIn('id', [...ids])
+        .andWhere({claimed_by: workerId})
+        .update({status: 'succeeded', completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: null}),
+    )
   }
 
   /** Ends a delivery this worker holds: succeeded, failed or cancelled. */

@@ -1,3 +1,6 @@
+import type {Db} from '../db/knex.js'
+import {StatementBatch} from '../db/statements.js'
+import {sendBatch} from '../db/write-transaction.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import type {Clock} from '../shared/clock.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
@@ -12,15 +15,21 @@ export interface ClaimedDelivery {
   webhook: Webhook
   secret: string
   event: StoredEvent
+  /** Attempts already on record (a redelivered delivery keeps its earlier ones); new ones are numbered after them. */
+  priorAttempts: number
 }
+
+/** The longest attempt a webhook may ask for (timeout_seconds is at most 60). */
+const LONGEST_ATTEMPT_MS = 60_000
 
 /**
  * Leases on deliveries in the database: a worker sends a delivery only while it holds one, so no
- * two workers send the same attempt. A lease lasts one attempt's timeout plus the longest backoff
- * and a margin; the worker renews it before every attempt.
+ * two workers send the same attempt. A lease lasts the longest attempt plus the longest backoff
+ * and a margin; the worker renews it before every retry.
  */
 export class DeliveryClaims {
   constructor(
+    private readonly db: Db,
     private readonly deliveries: DeliveriesStore,
     private readonly webhooks: WebhooksStore,
     private readonly events: EventsStore,
@@ -31,26 +40,37 @@ export class DeliveryClaims {
   ) {}
 
   /**
-   * Claims a delivery and loads what sending it needs; null when it is not this worker's to send
-   * (not due, another worker holds it, or it was settled here: webhook gone or disabled, event lost).
+   * Claims deliveries and loads what sending them needs, in one round trip on MySQL: the claim
+   * (an UPDATE that commits on its own), then the claimed rows with their webhooks and events.
+   * Leaves out what is not this worker's to send (not due, another worker holds it), and settles
+   * here what cannot be sent (webhook gone or disabled, event lost).
    */
-  async claim(deliveryId: string): Promise<ClaimedDelivery | null> {
-    const delivery = await this.deliveries.find(deliveryId)
-    if (!delivery) return null
-    const loaded = await this.webhooks.findWithSecret(delivery.webhookId)
+  async claimMany(ids: readonly string[]): Promise<ClaimedDelivery[]> {
+    if (ids.length === 0) return []
     const now = this.clock.now()
-    if (!(await this.deliveries.claim(deliveryId, this.workerId, now, now + this.leaseMs(loaded?.webhook)))) return null
+    const leaseUntil = now + this.leaseMs()
+    const claimed = this.deliveries.claimed(ids, this.workerId, leaseUntil)
+    const batch = new StatementBatch().add(this.deliveries.claimStatement(ids, this.workerId, now, leaseUntil))
+    const rows = batch.read(this.deliveries.claimedRead(claimed))
+    const webhooks = batch.read(this.webhooks.withSecretsRead(claimed.clone().select('webhook_id')))
+    const events = batch.read(this.events.manyRead(claimed.clone().select('event_id')))
+    await batch.send({send: (statements) => sendBatch(this.db, statements)})
 
-    if (!loaded) return this.settle(deliveryId, 'cancelled', 'webhook deleted')
-    if (!loaded.webhook.isActive) return this.settle(deliveryId, 'cancelled', 'webhook disabled')
-    const event = await this.events.find(delivery.eventId)
-    if (!event) return this.settle(deliveryId, 'failed', 'event not found')
-    return {delivery, webhook: loaded.webhook, secret: this.secrets.open(loaded.secretCiphertext), event}
+    const ready: ClaimedDelivery[] = []
+    for (const {delivery, priorAttempts} of rows()) {
+      const loaded = webhooks().get(delivery.webhookId)
+      const event = events().get(delivery.eventId)
+      if (!loaded) await this.settle(delivery.id, 'cancelled', 'webhook deleted')
+      else if (!loaded.webhook.isActive) await this.settle(delivery.id, 'cancelled', 'webhook disabled')
+      else if (!event) await this.settle(delivery.id, 'failed', 'event not found')
+      else ready.push({delivery, webhook: loaded.webhook, secret: this.secrets.open(loaded.secretCiphertext), event, priorAttempts})
+    }
+    return ready
   }
 
   /** Extends the lease before an attempt; false when the delivery was cancelled or taken over meanwhile. */
   async renew(claimed: ClaimedDelivery): Promise<boolean> {
-    return this.deliveries.renewLease(claimed.delivery.id, this.workerId, this.clock.now() + this.leaseMs(claimed.webhook))
+    return this.deliveries.renewLease(claimed.delivery.id, this.workerId, this.clock.now() + this.leaseMs())
   }
 
   async finish(deliveryId: string, status: 'succeeded' | 'failed', lastError: string | null): Promise<void> {
@@ -67,7 +87,7 @@ export class DeliveryClaims {
     return null
   }
 
-  private leaseMs(webhook: Webhook | undefined): number {
-    return (webhook ? webhook.timeoutSeconds * 1000 : 60_000) + this.maxDelayMs + 30_000
+  private leaseMs(): number {
+    return LONGEST_ATTEMPT_MS + this.maxDelayMs + 30_000
   }
 }

@@ -3,6 +3,7 @@ import os from 'node:os'
 
 import pRetry, {AbortError} from 'p-retry'
 
+import type {Db} from '../db/knex.js'
 import type {EventsStore} from '../events/events-store.js'
 import type {Logger} from '../log/logger.js'
 import type {Metrics} from '../metrics/metrics.js'
@@ -10,6 +11,7 @@ import {type Clock, systemClock} from '../shared/clock.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
 import {WebhookHealth} from '../webhooks/webhook-health.js'
 import type {WebhooksStore} from '../webhooks/webhooks-store.js'
+import {AttemptLog} from './attempt-log.js'
 import {attemptOutcome, describeResult} from './attempt-outcome.js'
 import type {DeliveriesStore} from './deliveries-store.js'
 import {type ClaimedDelivery, DeliveryClaims} from './delivery-claims.js'
@@ -33,6 +35,7 @@ export interface WorkerOptions {
 }
 
 interface Dependencies {
+  db: Db
   deliveries: DeliveriesStore
   webhooks: WebhooksStore
   events: EventsStore
@@ -70,6 +73,7 @@ export class DeliveryWorker {
   private readonly options: Required<Omit<WorkerOptions, 'clock'>>
   private readonly clock: Clock
   private readonly claims: DeliveryClaims
+  private readonly attempts: AttemptLog
   private readonly health: WebhookHealth
   private readonly sweeper: DeliverySweeper
   private readonly inFlight = new Set<Promise<void>>()
@@ -91,8 +95,9 @@ export class DeliveryWorker {
       redispatchAfterMs: options.redispatchAfterMs ?? 10_000,
       workerId: options.workerId ?? defaultWorkerId(),
     }
-    const {deliveries, webhooks, events, secrets, queue, logger} = deps
-    this.claims = new DeliveryClaims(deliveries, webhooks, events, secrets, this.clock, this.options.workerId, this.options.maxDelayMs)
+    const {db, deliveries, webhooks, events, secrets, queue, logger} = deps
+    this.claims = new DeliveryClaims(db, deliveries, webhooks, events, secrets, this.clock, this.options.workerId, this.options.maxDelayMs)
+    this.attempts = new AttemptLog(db, deliveries, webhooks, this.options.workerId, this.clock)
     this.health = new WebhookHealth(webhooks, this.clock, logger)
     this.sweeper = new DeliverySweeper(deliveries, queue, this.clock, logger, this.options.redispatchAfterMs)
   }
@@ -125,15 +130,19 @@ export class DeliveryWorker {
 
   /** Delivers one delivery if this worker can claim it; resolves when it is finished. */
   async process(deliveryId: string): Promise<void> {
-    const claimed = await this.claims.claim(deliveryId)
-    if (!claimed) return
+    const [claimed] = await this.claims.claimMany([deliveryId])
+    if (claimed) await this.deliver(claimed)
+  }
+
+  /** Sends a claimed delivery until it succeeds or fails for good; a success is ended in its attempt's record. */
+  private async deliver(claimed: ClaimedDelivery): Promise<void> {
+    const deliveryId = claimed.delivery.id
     const end = await this.sendWithRetries(claimed)
     if (end.kind === 'lost') return
     if (end.kind === 'stopped') return this.claims.release(deliveryId)
     if (end.kind === 'succeeded') {
-      await this.claims.finish(deliveryId, 'succeeded', null)
       this.deps.metrics?.deliveries.inc({outcome: 'succeeded'})
-      return this.health.deliverySucceeded(claimed.webhook.id)
+      return
     }
     await this.claims.finish(deliveryId, 'failed', end.lastError)
     this.deps.metrics?.deliveries.inc({outcome: 'failed'})
@@ -142,21 +151,20 @@ export class DeliveryWorker {
 
   /** The delivery's remaining attempts, each recorded, with exponential backoff between them. */
   private async sendWithRetries(claimed: ClaimedDelivery): Promise<AttemptsEnd> {
-    const {delivery, webhook, secret, event} = claimed
-    const {deliveries, sender} = this.deps
+    const {delivery, webhook, secret, event, priorAttempts} = claimed
     const attemptsLeft = webhook.retryAttempts + 1 - delivery.attemptsMade
     if (attemptsLeft <= 0) return {kind: 'failed', lastError: 'no attempt left'}
-    const priorAttempts = await deliveries.countAttempts(delivery.id)
     let lastError = ''
     try {
       await pRetry(
         async (attempt) => {
-          if (!(await this.claims.renew(claimed))) throw new AbortError(new LostClaim('the delivery was cancelled or taken over'))
+          // The claim has just leased the first attempt; a retry renews the lease after its backoff.
+          if (attempt > 1 && !(await this.claims.renew(claimed))) throw new AbortError(new LostClaim('the delivery was cancelled or taken over'))
           const startedAt = this.clock.now()
-          const result = await sender.send(signedRequest(webhook, secret, event, delivery.id, startedAt))
+          const result = await this.deps.sender.send(signedRequest(webhook, secret, event, delivery.id, startedAt))
           const outcome = attemptOutcome(result)
-          await deliveries.recordAttempt(
-            {
+          await this.attempts.record({
+            attempt: {
               deliveryId: delivery.id,
               attemptNumber: priorAttempts + attempt,
               startedAt,
@@ -166,8 +174,8 @@ export class DeliveryWorker {
               responseSnippet: result.kind === 'response' ? result.snippet : null,
               outcome,
             },
-            this.options.workerId,
-          )
+            ...(outcome === 'success' ? {succeededFor: webhook.id} : {}),
+          })
           if (outcome === 'success') return
           lastError = describeResult(result)
           throw outcome === 'terminal' ? new AbortError(new TerminalAttempt(lastError)) : new RetryableAttempt(lastError)
@@ -206,8 +214,18 @@ export class DeliveryWorker {
         await new Promise((resolve) => setTimeout(resolve, 1000))
         continue
       }
-      for (const id of ids) {
-        const task: Promise<void> = this.process(id)
+      // One claim for all the ids taken; each claimed delivery then runs on its own.
+      let claimed: ClaimedDelivery[] = []
+      try {
+        claimed = await this.claims.claimMany(ids)
+      } catch (error) {
+        this.deps.logger.error({err: error, deliveries: ids.length}, 'claiming deliveries failed; the sweeper will dispatch them again')
+      }
+      const mine = new Set(claimed.map((delivery) => delivery.delivery.id))
+      for (const id of ids) if (!mine.has(id)) this.deps.queue.ack(id).catch(() => undefined)
+      for (const delivery of claimed) {
+        const id = delivery.delivery.id
+        const task: Promise<void> = this.deliver(delivery)
           .catch((error: Error) => this.deps.logger.error({err: error, delivery_id: id}, 'delivery failed unexpectedly'))
           .then(() => this.deps.queue.ack(id))
           .catch(() => undefined)

@@ -1,5 +1,4 @@
-import type {Knex} from 'knex'
-
+import type {Read, Statement} from '../db/statements.js'
 import type {Logger} from '../log/logger.js'
 import type {EventType} from '../webhooks/webhook-types.js'
 import type {WebhooksStore} from '../webhooks/webhooks-store.js'
@@ -19,10 +18,14 @@ export class DeliveryOutbox {
     private readonly logger?: Logger,
   ) {}
 
-  /** Records the deliveries of an event; returns their ids for dispatch() after commit. */
-  async record(trx: Knex.Transaction, event: {id: string; customerId: string; type: EventType; createdAt: number}): Promise<string[]> {
-    const webhookIds = await this.webhooks.activeSubscribers(trx, event.customerId, event.type)
-    return this.deliveries.insertForEvent(trx, event.customerId, event.id, webhookIds, event.createdAt)
+  /** Which webhooks an event of `type` goes to: read in the write's transaction, before record(). */
+  subscribersRead(customerId: string, type: EventType): Read<string[]> {
+    return this.webhooks.subscribersRead(customerId, type)
+  }
+
+  /** The deliveries of an event to its subscribers: their ids, for dispatch() after commit, and the statements that record them. */
+  record(event: {id: string; customerId: string; createdAt: number}, webhookIds: readonly string[]): {ids: string[]; statements: Statement[]} {
+    return this.deliveries.forEvent(event.customerId, event.id, webhookIds, event.createdAt)
   }
 
   async dispatch(deliveryIds: readonly string[]): Promise<void> {

@@ -3,6 +3,7 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
+import {compile, type Read, type Statement} from '../db/statements.js'
 
 export interface StoredEvent {
   id: string
@@ -17,23 +18,31 @@ export interface StoredEvent {
 export class EventsStore {
   constructor(private readonly db: Db) {}
 
-  /** Writes an event inside the caller's transaction, so it exists exactly when the change does. */
-  async insert(trx: Knex.Transaction, event: Omit<StoredEvent, 'id'>): Promise<StoredEvent> {
+  /** An event and its insert, sent in the transaction of the change, so it exists exactly when the change does. */
+  insert(event: Omit<StoredEvent, 'id'>): {event: StoredEvent; statement: Statement} {
     const stored = {id: randomUUID(), ...event}
-    await trx('events').insert({
+    const statement = compile(this.db('events').insert({
       id: stored.id,
       customer_id: stored.customerId,
       type: stored.type,
       lead_id: stored.leadId,
       payload: JSON.stringify(stored.payload),
       created_at: stored.createdAt,
-    })
-    return stored
+    }))
+    return {event: stored, statement}
   }
 
   async find(id: string): Promise<StoredEvent | null> {
     const row = (await this.db('events').where({id}).first()) as EventRow | undefined
     return row ? fromRow(row) : null
+  }
+
+  /** The events whose ids a subquery selects, by id: a read for a batch. */
+  manyRead(ids: Knex.QueryBuilder): Read<Map<string, StoredEvent>> {
+    return {
+      statement: compile(this.db('events').whereIn('id', ids)),
+      read: (result) => new Map((result.rows as unknown as EventRow[]).map((row) => [row.id, fromRow(row)])),
+    }
   }
 
   async listForLead(customerId: string, leadId: string): Promise<StoredEvent[]> {

@@ -1,14 +1,18 @@
 import {createHash} from 'node:crypto'
 
-import type {Knex} from 'knex'
 import {configure} from 'safe-stable-stringify'
 
+import {isNowaitRefusal, isUniqueViolation} from '../db/errors.js'
+import type {Statement} from '../db/statements.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
-/** An unfinished claim older than this belongs to a request that died; a retry may take it over. */
+/**
+ * A record without a response older than this belongs to a request that died. Claims are now
+ * part of the write's transaction and vanish with it; only records written before that stay so.
+ */
 export const IDEMPOTENCY_LEASE_MS = 60_000
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
@@ -16,63 +20,108 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 // Sorted keys and no whitespace: bodies that differ only in key order or spacing hash alike.
 const canonicalJson = configure({deterministic: true, bigint: false})
 
-export type IdempotencyClaim = IdempotencyRecord
+/** A request under an Idempotency-Key: whose key, for which endpoint, and its body's fingerprint. */
+export interface IdempotencyTicket {
+  customerId: string
+  endpoint: string
+  key: string
+  requestHash: string
+}
 
-export type IdempotencyDecision =
-  | {kind: 'proceed'; claim: IdempotencyClaim}
-  | {kind: 'replay'; statusCode: number; body: string}
+/** A write's claim on its key: statements that open its transaction, and the one its commit stores the response with. */
+export interface IdempotencyClaim {
+  statements: Statement[]
+  complete(statusCode: number, body: string): Statement
+}
 
-/** Idempotency-Key handling: claim a key, replay its stored response, or refuse a conflicting reuse. */
+/** Why a write's claim failed: the key is stored already, or its first request still holds it. */
+export type ClaimRefusal = 'stored' | 'held'
+
+export type IdempotencyDecision = {kind: 'replay'; statusCode: number; body: string} | {kind: 'retry'}
+
+const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress. Retry after it completes.'
+const OTHER_BODY = 'Idempotency-Key was already used with a different request body. Use a new key for a new request.'
+
+/**
+ * Idempotency-Key handling. A write claims its key in its own transaction (IdempotencyClaim), so
+ * the key, the change and the stored response commit together or not at all: a write that fails
+ * leaves the key free for a retry. A refused claim is answered from the stored record.
+ */
 export class IdempotencyService {
   constructor(
     private readonly store: IdempotencyStore,
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /**
-   * Claims `key` for this request, or says to replay the response stored under it. Throws
-   * ConflictError when the key was used with another body or its first request is still running.
-   */
-  async begin(customerId: string, endpoint: string, key: string, body: unknown): Promise<IdempotencyDecision> {
+  /** Checks the key and fingerprints the body; throws ValidationError for a malformed key. */
+  ticket(customerId: string, endpoint: string, key: string, body: unknown): IdempotencyTicket {
     if (!KEY_PATTERN.test(key)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key')
     }
     const requestHash = createHash('sha256').update(canonicalJson(body) ?? 'null').digest('hex')
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const now = this.clock.now()
-      const claim: IdempotencyClaim = {customerId, endpoint, key, requestHash, statusCode: null, responseBody: null, claimedAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS}
-      if (await this.store.insertClaim(claim)) return {kind: 'proceed', claim}
+    return {customerId, endpoint, key, requestHash}
+  }
 
-      const existing = await this.store.find(claim)
-      if (!existing) continue
-      const abandoned = existing.statusCode === null && now - existing.claimedAt >= IDEMPOTENCY_LEASE_MS
-      if (existing.expiresAt <= now || (abandoned && existing.requestHash === requestHash)) {
-        if (await this.store.takeOver(existing, claim)) return {kind: 'proceed', claim}
-        continue
-      }
-      if (existing.requestHash !== requestHash) {
-        throw new ConflictError('Idempotency-Key was already used with a different request body. Use a new key for a new request.')
-      }
-      if (existing.statusCode === null) {
-        throw new ConflictError('A request with this Idempotency-Key is still in progress. Retry after it completes.')
-      }
-      return {kind: 'replay', statusCode: existing.statusCode, body: existing.responseBody ?? ''}
+  /** A claim for one attempt of the write. */
+  claim(ticket: IdempotencyTicket): IdempotencyClaim {
+    const record = this.record(ticket)
+    return {statements: this.store.claim(record), complete: (statusCode, body) => this.store.complete(record, statusCode, body)}
+  }
+
+  /** Whether a write failed because of its claim, given the error and how long the attempt took. */
+  refusal(error: unknown, elapsedMs: number): ClaimRefusal | null {
+    if (isUniqueViolation(error)) return 'stored'
+    return isNowaitRefusal(error, elapsedMs) ? 'held' : null
+  }
+
+  /**
+   * What to do after a refused claim: replay the stored response, or retry (the record expired or
+   * was abandoned and is gone now). Throws ConflictError for another body or a request in flight.
+   */
+  async afterRefusal(ticket: IdempotencyTicket, refusal: ClaimRefusal): Promise<IdempotencyDecision> {
+    const existing = await this.store.find(ticket)
+    // Held: the first request is still in its transaction. Stored but gone: purged since; claim again.
+    if (!existing) {
+      if (refusal === 'held') throw new ConflictError(IN_PROGRESS)
+      return {kind: 'retry'}
     }
-    throw new ConflictError('A request with this Idempotency-Key is still in progress. Retry after it completes.')
+    return this.decide(ticket, existing)
   }
 
-  /** Stores the response for the claim, inside the transaction of the write it answers. */
-  complete(trx: Knex | Knex.Transaction, claim: IdempotencyClaim, statusCode: number, body: string): Promise<void> {
-    return this.store.complete(trx, claim, statusCode, body)
-  }
-
-  /** Frees the key after a failure that is not stored (5xx, 429), so a retry runs again. */
-  release(claim: IdempotencyClaim): Promise<void> {
-    return this.store.release(claim)
+  /**
+   * Stores a response that no write stored (a 4xx). Null when stored; when the key is stored
+   * already, what to answer instead (the stored response); throws ConflictError like afterRefusal.
+   */
+  async storeAlone(ticket: IdempotencyTicket, statusCode: number, body: string): Promise<IdempotencyDecision | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await this.store.insertFinished({...this.record(ticket), statusCode, responseBody: body})) return null
+      const existing = await this.store.find(ticket)
+      if (!existing) continue
+      const decision = await this.decide(ticket, existing)
+      if (decision.kind === 'replay') return decision
+    }
+    throw new ConflictError(IN_PROGRESS)
   }
 
   /** Removes keys older than 24 h. */
   purgeExpired(): Promise<number> {
     return this.store.deleteExpired(this.clock.now())
+  }
+
+  private async decide(ticket: IdempotencyTicket, existing: IdempotencyRecord): Promise<IdempotencyDecision> {
+    const now = this.clock.now()
+    const abandoned = existing.statusCode === null && now - existing.claimedAt >= IDEMPOTENCY_LEASE_MS
+    if (existing.expiresAt <= now || (abandoned && existing.requestHash === ticket.requestHash)) {
+      await this.store.remove(existing)
+      return {kind: 'retry'}
+    }
+    if (existing.requestHash !== ticket.requestHash) throw new ConflictError(OTHER_BODY)
+    if (existing.statusCode === null) throw new ConflictError(IN_PROGRESS)
+    return {kind: 'replay', statusCode: existing.statusCode, body: existing.responseBody ?? ''}
+  }
+
+  private record(ticket: IdempotencyTicket): IdempotencyRecord {
+    const now = this.clock.now()
+    return {...ticket, statusCode: null, responseBody: null, claimedAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS}
   }
 }

@@ -1,14 +1,13 @@
-import type {Knex} from 'knex'
-
-import type {Db} from '../db/knex.js'
+import {isMysql, type Db} from '../db/knex.js'
 import {isUniqueViolation} from '../db/errors.js'
+import {compile, type Statement} from '../db/statements.js'
 
 export interface IdempotencyRecord {
   customerId: string
   endpoint: string
   key: string
   requestHash: string
-  /** Null while the first request is still running. */
+  /** Null while the first request is still running (only records written before claims moved into the write's transaction stay so). */
   statusCode: number | null
   responseBody: string | null
   claimedAt: number
@@ -32,8 +31,24 @@ type Identity = Pick<IdempotencyRecord, 'customerId' | 'endpoint' | 'key'>
 export class IdempotencyStore {
   constructor(private readonly db: Db) {}
 
-  /** Inserts a claim; false when a record for the key already exists. */
-  async insertClaim(record: IdempotencyRecord): Promise<boolean> {
+  /**
+   * The statements that claim a key at the start of a write's transaction. The insert fails on a
+   * key already stored. On MySQL a locking read with NOWAIT goes first: a key whose first request
+   * is still in its transaction fails it at once, where the insert would wait for that request.
+   */
+  claim(record: IdempotencyRecord): Statement[] {
+    const insert = compile(this.db('idempotency_keys').insert(toRow(record)))
+    if (!isMysql(this.db)) return [insert]
+    return [compile(this.db('idempotency_keys').where(where(record)).select('status_code').forUpdate().noWait()), insert]
+  }
+
+  /** Stores the response of a claim: the statement goes out with the write's COMMIT. */
+  complete(claim: IdempotencyRecord, statusCode: number, responseBody: string): Statement {
+    return compile(this.db('idempotency_keys').where(where(claim)).update({status_code: statusCode, response_body: responseBody}))
+  }
+
+  /** Inserts a finished record on its own (a response no write stored); false when the key is already stored. */
+  async insertFinished(record: IdempotencyRecord): Promise<boolean> {
     try {
       await this.db('idempotency_keys').insert(toRow(record))
       return true
@@ -48,26 +63,9 @@ export class IdempotencyStore {
     return row ? fromRow(row) : null
   }
 
-  /** Replaces an expired or abandoned record, if nobody else replaced it first (compare-and-set on claimed_at). */
-  async takeOver(previous: IdempotencyRecord, next: IdempotencyRecord): Promise<boolean> {
-    const updated = await this.db('idempotency_keys')
-      .where(where(previous))
-      .andWhere('claimed_at', previous.claimedAt)
-      .update({request_hash: next.requestHash, status_code: null, response_body: null, claimed_at: next.claimedAt, expires_at: next.expiresAt})
-    return updated === 1
-  }
-
-  /** Stores the response of a claim; runs in the caller's transaction when given one. */
-  async complete(trx: Knex | Knex.Transaction, claim: IdempotencyRecord, statusCode: number, responseBody: string): Promise<void> {
-    await trx('idempotency_keys')
-      .where(where(claim))
-      .andWhere('claimed_at', claim.claimedAt)
-      .update({status_code: statusCode, response_body: responseBody})
-  }
-
-  /** Drops an unfinished claim so the request can be retried with the same key. */
-  async release(claim: IdempotencyRecord): Promise<void> {
-    await this.db('idempotency_keys').where(where(claim)).andWhere('claimed_at', claim.claimedAt).whereNull('status_code').delete()
+  /** Deletes an expired or abandoned record, unless somebody replaced it meanwhile (compare-and-set on claimed_at). */
+  async remove(record: IdempotencyRecord): Promise<void> {
+    await this.db('idempotency_keys').where(where(record)).andWhere('claimed_at', record.claimedAt).delete()
   }
 
   /** Deletes records past their expiry; returns how many. */

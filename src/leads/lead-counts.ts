@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql} from '../db/knex.js'
+import type {Statement} from '../db/statements.js'
 import type {LeadLine} from '../customers/customer-types.js'
 import type {LeadRecord, LeadStatus} from './lead-types.js'
 
@@ -36,8 +37,8 @@ const NO_LEAD_LINE = ''
 export class LeadCountsStore {
   constructor(private readonly db: Db) {}
 
-  /** Applies the count changes of written leads inside their transaction. */
-  async apply(trx: Knex.Transaction, changes: readonly LeadWrite[]): Promise<void> {
+  /** The count changes of written leads: statements for their transaction. */
+  apply(changes: readonly LeadWrite[]): Statement[] {
     const deltas = new Map<string, {customer_id: string; status: string; stage_id: string; lead_line: string; n: number}>()
     const add = (lead: LeadRecord, n: number) => {
       const row = {customer_id: lead.customerId, status: lead.status, stage_id: lead.stageId, lead_line: lead.leadLine ?? NO_LEAD_LINE}
@@ -52,13 +53,13 @@ export class LeadCountsStore {
     }
     // Sorted, so two transactions that share a slot lock its rows in the same order.
     const rows = [...deltas.entries()].filter(([, row]) => row.n !== 0).sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row)
-    if (rows.length === 0) return
+    if (rows.length === 0) return []
     const values = rows.map(() => (isMysql(this.db) ? '(?, ?, ?, ?, CONNECTION_ID() % ?, ?)' : '(?, ?, ?, ?, ?, ?)')).join(', ')
     const bindings = rows.flatMap((row) => [row.customer_id, row.status, row.stage_id, row.lead_line, isMysql(this.db) ? SLOTS : 0, row.n])
     const upsert = isMysql(this.db)
       ? 'ON DUPLICATE KEY UPDATE n = n + VALUES(n)'
       : 'ON CONFLICT (customer_id, status, stage_id, lead_line, slot) DO UPDATE SET n = n + excluded.n'
-    await trx.raw(`INSERT INTO lead_counts (customer_id, status, stage_id, lead_line, slot, n) VALUES ${values} ${upsert}`, bindings)
+    return [{sql: `INSERT INTO lead_counts (customer_id, status, stage_id, lead_line, slot, n) VALUES ${values} ${upsert}`, bindings}]
   }
 
   /** How many of the customer's leads match the equality filters (none: all of them). */

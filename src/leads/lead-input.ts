@@ -62,6 +62,23 @@ const validate = bodyAjv.compile(LEAD_INPUT_SCHEMA)
  * trimmed first and empty ones count as not given. Throws ValidationError naming the field.
  */
 export function parseLeadInput(raw: unknown, setup: CustomerSetup): LeadInput {
+  return completeLeadInput(readLeadDraft(raw), setup)
+}
+
+/** A lead body checked for all that does not depend on the customer: its contact (what it is matched on) is final. */
+export interface LeadDraft {
+  contactName?: string
+  contactPhone?: string
+  contactEmail?: string
+  body: Record<string, unknown>
+}
+
+/**
+ * The first half of parseLeadInput: the schema and the contact fields. A write reads the
+ * customer's stages and fields in its transaction, together with the leads the draft's contact
+ * matches, then finishes with completeLeadInput.
+ */
+export function readLeadDraft(raw: unknown): LeadDraft {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError('a lead must be a JSON object')
   }
@@ -75,19 +92,29 @@ export function parseLeadInput(raw: unknown, setup: CustomerSetup): LeadInput {
     throw new ValidationError('give at least one of contact_name, contact_phone, contact_email', 'contact_name')
   }
   if (contactPhone !== undefined) checkPhoneDigits(contactPhone)
+  return {contactName, contactPhone, contactEmail, body}
+}
 
+/** The second half of parseLeadInput: custom fields and stage, checked against the customer's definitions. */
+export function completeLeadInput(draft: LeadDraft, setup: CustomerSetup): LeadInput {
+  const {body} = draft
   const {customFields, unknownCustomFields} = checkCustomFields((body['custom_fields'] ?? {}) as CustomFields, setup.fields)
   checkCustomFieldsSize(customFields)
   return {
-    contactName,
-    contactPhone,
-    contactEmail,
+    contactName: draft.contactName,
+    contactPhone: draft.contactPhone,
+    contactEmail: draft.contactEmail,
     stageId: resolveStage(given(body['stage_slug']), setup.stages),
     sourcePlatform: given(body['source_platform']) as SourcePlatform | undefined,
     sourceType: given(body['source_type']) as SourceType | undefined,
     customFields,
     unknownCustomFields,
   }
+}
+
+/** The customer's stages and fields as validation needs them. */
+export function customerSetup(stages: Stage[], fields: readonly CustomFieldDefinition[]): CustomerSetup {
+  return {stages, fields: new Map(fields.map((field) => [field.slug, field]))}
 }
 
 function checkPhoneDigits(phone: string): void {

@@ -1,5 +1,4 @@
-import type {Knex} from 'knex'
-
+import type {Read, Statement} from '../db/statements.js'
 import type {LeadInput} from './lead-input.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore} from './leads-store.js'
@@ -30,6 +29,9 @@ export function phoneLast10(phone: string | null): string | null {
   return phoneDigits(phone)?.slice(-10) ?? null
 }
 
+/** What a lead is matched on: its email and phone as given. */
+export type MatchKeysOf = Pick<LeadInput, 'contactEmail' | 'contactPhone'>
+
 /** A lead with its match keys computed once. */
 export interface MatchEntry {
   lead: LeadRecord
@@ -57,30 +59,27 @@ export function findMatch(leads: MatchEntry[], input: LeadInput): {lead: LeadRec
 }
 
 /**
- * The customer's leads that any of the inputs could match, oldest first. Inside a write
- * (`lock`), the inputs' match keys are locked first, in sorted order so two writers cannot
- * deadlock, and the leads are read locked: a concurrent push of the same person waits, then
- * sees this one's result. A dry run reads without locking.
+ * The statements that find the customer's leads any of the inputs could match, oldest first,
+ * and how to read them. Inside a write (`lock`), the inputs' match keys are locked first, in
+ * sorted order so two writers cannot deadlock, and the leads are read locked: a concurrent push
+ * of the same person waits, then sees this one's result. A dry run reads without locking.
  */
-export async function matchCandidates(
-  store: LeadsStore,
-  trx: Knex | Knex.Transaction,
-  customerId: string,
-  inputs: readonly LeadInput[],
-  lock: Knex.Transaction | null,
-): Promise<MatchEntry[]> {
-  if (lock) await store.lockMatchKeys(lock, customerId, lockKeys(inputs))
-  return (await store.findByMatch(trx, customerId, lookupKeys(inputs), lock !== null)).map(entryOf)
+export function matchCandidates(store: LeadsStore, customerId: string, inputs: readonly MatchKeysOf[], lock: boolean): {locks: Statement[]; read: Read<MatchEntry[]> | null} {
+  const found = store.matchRead(customerId, lookupKeys(inputs), lock)
+  return {
+    locks: lock ? store.matchKeyLocks(customerId, lockKeys(inputs)) : [],
+    read: found && {statement: found.statement, read: (result) => found.read(result).map(entryOf)},
+  }
 }
 
 /** The inputs' match keys as lock names, `e:<email>` and `p:<last 10 digits>`, distinct and sorted (the lock order). */
-function lockKeys(inputs: readonly LeadInput[]): string[] {
+function lockKeys(inputs: readonly MatchKeysOf[]): string[] {
   const {emails, phones} = lookupKeys(inputs)
   return [...emails.map((email) => `e:${email}`), ...phones.map((phone) => `p:${phone}`)].sort()
 }
 
 /** The inputs' distinct normalised emails and last-10 phone digits. */
-function lookupKeys(inputs: readonly LeadInput[]): {emails: string[]; phones: string[]} {
+function lookupKeys(inputs: readonly MatchKeysOf[]): {emails: string[]; phones: string[]} {
   const emails = new Set<string>()
   const phones = new Set<string>()
   for (const input of inputs) {

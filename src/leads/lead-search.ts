@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
+import {compile, type Statement} from '../db/statements.js'
 import type {LeadWrite} from './lead-counts.js'
 import {normalizeEmail, phoneDigits} from './lead-matching.js'
 
@@ -186,8 +187,8 @@ function hasWordStarting(query: Knex.QueryBuilder, leadColumn: string, piece: st
 export class LeadSearchIndex {
   constructor(private readonly db: Db) {}
 
-  /** Adds and removes the words of written leads: only what changed is touched. */
-  async apply(trx: Knex.Transaction, changes: readonly LeadWrite[]): Promise<void> {
+  /** The statements that add and remove the words of written leads: only what changed is touched. */
+  apply(changes: readonly LeadWrite[]): Statement[] {
     const added: Array<{customer_id: string; word: string; lead_id: string}> = []
     const removed: Array<[customerId: string, word: string, leadId: string]> = []
     for (const {before, after} of changes) {
@@ -197,11 +198,13 @@ export class LeadSearchIndex {
       for (const word of now) if (!old.has(word)) added.push({customer_id: after.customerId, word, lead_id: after.id})
       for (const word of old) if (!now.has(word)) removed.push([after.customerId, word, after.id])
     }
+    const statements: Statement[] = []
     for (let start = 0; start < removed.length; start += 200) {
-      await trx('lead_search_words').whereIn(['customer_id', 'word', 'lead_id'], removed.slice(start, start + 200)).delete()
+      statements.push(compile(this.db('lead_search_words').whereIn(['customer_id', 'word', 'lead_id'], removed.slice(start, start + 200)).delete()))
     }
     const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < added.length; start += chunk) await trx('lead_search_words').insert(added.slice(start, start + chunk))
+    for (let start = 0; start < added.length; start += chunk) statements.push(compile(this.db('lead_search_words').insert(added.slice(start, start + chunk))))
+    return statements
   }
 
   /**

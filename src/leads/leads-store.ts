@@ -3,6 +3,7 @@ import type {Knex} from 'knex'
 import type {LeadLine} from '../customers/customer-types.js'
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
+import {compile, type Read, runEach, type Statement} from '../db/statements.js'
 import {type LeadWrite, LeadCountsStore} from './lead-counts.js'
 import {countMatches, LeadSearchIndex, matchingIds, narrowestFirst, parseSearch, type SearchPlan, whereMatches} from './lead-search.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
@@ -188,17 +189,17 @@ export class LeadsStore {
   }
 
   /**
-   * Takes exclusive row locks on the customer's match keys (see migration 2) until the
-   * transaction ends. Keys must come sorted, so two writers lock in the same order.
+   * Statements that take exclusive row locks on the customer's match keys (see migration 2) until
+   * the transaction ends. Keys must come sorted, so two writers lock in the same order.
    */
-  async lockMatchKeys(trx: Knex.Transaction, customerId: string, keys: readonly string[]): Promise<void> {
+  matchKeyLocks(customerId: string, keys: readonly string[]): Statement[] {
+    const statements: Statement[] = []
     const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < keys.length; start += chunk) {
-      await trx('lead_match_locks')
-        .insert(keys.slice(start, start + chunk).map((matchKey) => ({customer_id: customerId, match_key: matchKey})))
-        .onConflict(['customer_id', 'match_key'])
-        .merge(['match_key'])
+      const rows = keys.slice(start, start + chunk).map((matchKey) => ({customer_id: customerId, match_key: matchKey}))
+      statements.push(compile(this.db('lead_match_locks').insert(rows).onConflict(['customer_id', 'match_key']).merge(['match_key'])))
     }
+    return statements
   }
 
   /**
@@ -206,59 +207,59 @@ export class LeadsStore {
    * oldest first. With `lock` (inside a write) MySQL reads them FOR UPDATE: the latest committed
    * version, held until the transaction ends, so a concurrent merge cannot be lost.
    */
-  async findByMatch(
-    trx: Knex | Knex.Transaction,
-    customerId: string,
-    keys: {emails: readonly string[]; phones: readonly string[]},
-    lock: boolean,
-  ): Promise<LeadRecord[]> {
+  matchRead(customerId: string, keys: {emails: readonly string[]; phones: readonly string[]}, lock: boolean): Read<LeadRecord[]> | null {
     // One lookup per index (an OR across two indexes may scan all of the customer's leads), sent
-    // as one UNION: a round trip less on every push.
+    // as one UNION ALL (no temporary table to drop duplicates; a lead found twice is dropped here).
     const lookups = (
       [
         ['email_normalized', keys.emails],
         ['phone_last10', keys.phones],
       ] as const
     ).filter(([, values]) => values.length > 0)
-    if (lookups.length === 0) return []
+    if (lookups.length === 0) return null
     const parts = lookups.map(([column, values]) => {
-      const query = trx('leads').select('*').where('customer_id', customerId).whereIn(column, [...values])
+      const query = this.db('leads').select('*').where('customer_id', customerId).whereIn(column, [...values])
       if (lock && isMysql(this.db)) query.forUpdate()
-      return query.toSQL()
+      return compile(query)
     })
     // MySQL needs each locking member in parentheses; SQLite refuses parentheses there (and has no locks).
-    const sql = parts.map((part) => (isMysql(this.db) ? `(${part.sql})` : part.sql)).join(' UNION ')
-    const rows = unwrapRaw(await trx.raw(sql, parts.flatMap((part) => [...part.bindings])), this.db) as LeadRow[]
-    return rows.map(rowToLeadRecord).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+    const sql = parts.map((part) => (isMysql(this.db) ? `(${part.sql})` : part.sql)).join(' UNION ALL ')
+    return {
+      statement: {sql, bindings: parts.flatMap((part) => [...part.bindings])},
+      read: (result) => {
+        const byId = new Map((result.rows as unknown as LeadRow[]).map((row) => [row.id, rowToLeadRecord(row)]))
+        return [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+      },
+    }
   }
 
-  /**
-   * Inserts new leads and overwrites changed ones by id, in a few multi-row statements, with
-   * their counts; `before` holds the stored state of those that exist. Each joins the change
-   * feed's pending set.
-   */
-  async upsertMany(trx: Knex.Transaction, leads: LeadRecord[], before: ReadonlyMap<string, LeadRecord>): Promise<void> {
+  /** Inserts new leads and overwrites changed ones by id (`before`: the stored state of those that exist), with what derives from them. */
+  upsertStatements(leads: readonly LeadRecord[], before: ReadonlyMap<string, LeadRecord>): Statement[] {
+    const statements: Statement[] = []
     const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < leads.length; start += chunk) {
-      await trx('leads')
-        .insert(leads.slice(start, start + chunk).map(leadToRow))
-        .onConflict('id')
-        .merge(UPSERT_COLUMNS)
+      statements.push(compile(this.db('leads').insert(leads.slice(start, start + chunk).map(leadToRow)).onConflict('id').merge(UPSERT_COLUMNS)))
     }
-    await this.indexWrites(trx, leads.map((after) => ({before: before.get(after.id) ?? null, after})))
+    return [...statements, ...this.derivedWrites(leads.map((after) => ({before: before.get(after.id) ?? null, after})))]
   }
 
-  /** Overwrites a stored lead (`before`, as read in this transaction) with its new state. */
-  async update(trx: Knex.Transaction, lead: LeadRecord, before: LeadRecord): Promise<void> {
+  /** Overwrites a stored lead (`before`, as read in this transaction) with its new state, and what derives from it. */
+  updateStatements(lead: LeadRecord, before: LeadRecord): Statement[] {
     const {id, customer_id, ...changes} = leadToRow(lead)
-    await trx('leads').where({id, customer_id}).update(changes)
-    await this.indexWrites(trx, [{before, after: lead}])
+    return [compile(this.db('leads').where({id, customer_id}).update(changes)), ...this.derivedWrites([{before, after: lead}])]
   }
 
-  /** Keeps what is derived from the leads (counts, search words) in step, in the write's transaction. */
-  private async indexWrites(trx: Knex.Transaction, changes: LeadWrite[]): Promise<void> {
-    await this.counts.apply(trx, changes)
-    await this.searchIndex.apply(trx, changes)
+  /** Inserts new leads in a few multi-row statements, with what derives from them. Each joins the change feed's pending set. */
+  insertStatements(leads: readonly LeadRecord[]): Statement[] {
+    const statements: Statement[] = []
+    const chunk = rowsPerInsert(this.db)
+    for (let start = 0; start < leads.length; start += chunk) statements.push(compile(this.db('leads').insert(leads.slice(start, start + chunk).map(leadToRow))))
+    return [...statements, ...this.derivedWrites(leads.map((after) => ({before: null, after})))]
+  }
+
+  /** What is derived from the leads (counts, search words), written in the same transaction. */
+  private derivedWrites(changes: LeadWrite[]): Statement[] {
+    return [...this.counts.apply(changes), ...this.searchIndex.apply(changes)]
   }
 
   /**
@@ -360,14 +361,9 @@ export class LeadsStore {
     return Number(row?.total ?? 0)
   }
 
-  /** Inserts leads in a few multi-row statements, with their counts (single create, test seeding and benchmarks). */
-  async insertMany(leads: LeadRecord[], trx?: Knex.Transaction): Promise<void> {
-    if (!trx) return this.db.transaction((own) => this.insertMany(leads, own))
-    const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < leads.length; start += chunk) {
-      await trx('leads').insert(leads.slice(start, start + chunk).map(leadToRow))
-    }
-    await this.indexWrites(trx, leads.map((after) => ({before: null, after})))
+  /** Inserts leads with their counts and search words, in one transaction (test seeding and benchmarks). */
+  async insertMany(leads: LeadRecord[]): Promise<void> {
+    await this.db.transaction((trx) => runEach(trx, this.insertStatements(leads)))
   }
 
   private async stagesById(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
@@ -495,9 +491,4 @@ function rowToLeadRecord(row: LeadRow): LeadRecord {
     leadLine: row.lead_line as LeadLine | null,
     customFields: JSON.parse(row.custom_fields) as CustomFields,
   }
-}
-
-/** The rows of a raw SELECT: mysql2 answers [rows, fields], better-sqlite3 the rows. */
-function unwrapRaw(result: unknown, db: Db): unknown[] {
-  return isMysql(db) ? (result as [unknown[]])[0] : (result as unknown[])
 }

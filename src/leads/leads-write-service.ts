@@ -1,8 +1,7 @@
-import type {Knex} from 'knex'
-
 import type {CustomersStore} from '../customers/customers-store.js'
 import type {Db} from '../db/knex.js'
-import {inTransaction} from '../db/transaction.js'
+import {StatementBatch, type Statement} from '../db/statements.js'
+import {inWriteTransaction} from '../db/write-transaction.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore} from '../events/events-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
@@ -10,9 +9,9 @@ import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {AppError, ValidationError} from '../shared/errors.js'
 import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
-import {type CustomerSetup, type LeadInput, parseLeadInput} from './lead-input.js'
+import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
-import {findMatch, matchCandidates} from './lead-matching.js'
+import {findMatch, matchCandidates, type MatchEntry} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore, LeadWithRelations} from './leads-store.js'
 
@@ -49,13 +48,28 @@ export interface BulkResult {
   unknownCustomFields: Array<{slug: string; rows: number[]}>
 }
 
-/** Runs inside the write's transaction just before it commits (the idempotency record goes here). */
-export type BeforeCommit<R> = (trx: Knex.Transaction, result: R) => Promise<void>
+/**
+ * Statements a caller adds to a write's transaction: `first` opens it (the Idempotency-Key's
+ * claim), `atCommit` goes out with its COMMIT (the stored response). A deadlock retry calls
+ * atCommit again with that attempt's result.
+ */
+export interface WriteHooks<R> {
+  first: readonly Statement[]
+  atCommit(result: R): readonly Statement[]
+  /** Runs with everything written and before the commit: tests hold a write open with it. */
+  beforeCommit?: () => Promise<void>
+}
+
+const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
 
 /**
  * Pushing leads: single create with merge by email or phone, and set-based bulk create.
  * Writers lock the match keys of their rows first, so concurrent pushes of one person end as
  * one lead on either backend.
+ *
+ * A write is two round trips on MySQL (write-transaction.ts): first what it must read (the
+ * caller's claim, the match-key locks, the leads they match, the customer's stages and fields,
+ * and for a create the webhooks to notify), then everything it writes, with the COMMIT.
  */
 export class LeadsWriteService {
   constructor(
@@ -68,69 +82,84 @@ export class LeadsWriteService {
   ) {}
 
   /** Creates a lead or merges it into the customer's matching lead; only a genuine insert records lead.created. */
-  async create(customerId: string, body: unknown, beforeCommit?: BeforeCommit<CreateResult>): Promise<CreateResult> {
-    const setup = await this.setup(customerId)
-    const input = parseLeadInput(body, setup)
+  async create(customerId: string, body: unknown, hooks: WriteHooks<CreateResult> = NO_HOOKS): Promise<CreateResult> {
+    const draft = readLeadDraft(body)
     let deliveryIds: string[] = []
-    const result = await inTransaction(this.db, async (trx) => {
+    const result = await inWriteTransaction(this.db, async (trx) => {
       // A deadlock retry runs this again: only the attempt that commits may leave ids to dispatch.
       deliveryIds = []
-      const existing = findMatch(await matchCandidates(this.leads, trx, customerId, [input], trx), input)?.lead
+      const reads = new StatementBatch().add(...hooks.first)
+      const setup = this.readSetup(reads, customerId)
+      const candidates = this.readCandidates(reads, customerId, [draft], true)
+      const subscribers = reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED))
+      await reads.send(trx)
+
+      const input = completeLeadInput(draft, setup())
+      const existing = findMatch(candidates(), input)?.lead
       const now = this.clock.now()
-      let record: LeadRecord
-      if (existing) {
-        record = mergeLead(existing, input, now)
-        await this.leads.update(trx, record, existing)
-      } else {
-        record = newLead(customerId, input, {stageId: firstStageId(setup), sourceType: 'manual'}, now)
-        await this.leads.insertMany([record], trx)
-      }
-      const [lead] = (await this.leads.withRelations(customerId, [record], trx, setup.stages)) as [LeadWithRelations]
+      const record = existing ? mergeLead(existing, input, now) : newLead(customerId, input, {stageId: firstStageId(setup()), sourceType: 'manual'}, now)
+      const writes = existing ? this.leads.updateStatements(record, existing) : this.leads.insertStatements([record])
+      const [lead] = (await this.leads.withRelations(customerId, [record], this.db, setup().stages)) as [LeadWithRelations]
       if (!existing) {
-        const event = await this.events.insert(trx, {customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
-        deliveryIds = await this.outbox.record(trx, {id: event.id, customerId, type: LEAD_CREATED, createdAt: now})
+        const {event, statement} = this.events.insert({customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
+        const deliveries = this.outbox.record(event, subscribers())
+        deliveryIds = deliveries.ids
+        writes.push(statement, ...deliveries.statements)
       }
       const created = {lead, merged: existing !== undefined, unknownCustomFields: input.unknownCustomFields}
-      await beforeCommit?.(trx, created)
-      return created
+      return {value: created, commitWith: [...writes, ...hooks.atCommit(created)], beforeCommit: hooks.beforeCommit}
     })
     await this.outbox.dispatch(deliveryIds)
     return result
   }
 
   /** Creates, merges or skips up to 500 rows in a few statements; rows fail independently; no events. */
-  async bulk(customerId: string, body: unknown, beforeCommit?: BeforeCommit<BulkResult>): Promise<BulkResult> {
+  async bulk(customerId: string, body: unknown, hooks: WriteHooks<BulkResult> = NO_HOOKS): Promise<BulkResult> {
     const request = parseBulkRequest(body)
-    const setup = await this.setup(customerId)
-    const rows: BulkRow[] = request.leads.map((raw, index) => {
-      try {
-        return {index, input: parseLeadInput(raw, setup)}
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error
-        return {index, error: {message: error.message, ...(error.param ? {param: error.param} : {})}}
-      }
-    })
-    const inputs = rows.flatMap((row) => (row.input ? [row.input] : []))
-    const unknownCustomFields = unknownFieldReport(rows)
+    const drafts = request.leads.map((raw) => attempt(() => readLeadDraft(raw)))
+    const write = !request.dryRun
+    return inWriteTransaction(this.db, async (trx) => {
+      const reads = new StatementBatch().add(...hooks.first)
+      const setup = this.readSetup(reads, customerId)
+      // A dry run reads without locking and writes nothing.
+      const candidates = this.readCandidates(reads, customerId, drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])), write)
+      await reads.send(trx)
 
-    const run = async (trx: Knex | Knex.Transaction, write: Knex.Transaction | null): Promise<BulkResult> => {
-      const existing = await matchCandidates(this.leads, trx, customerId, inputs, write)
-      const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(setup)}, this.clock.now())
-      const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields}
-      if (write) {
-        await this.leads.upsertMany(write, plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead])))
-        await beforeCommit?.(write, result)
-      }
-      return result
-    }
-    // A dry run reads without locking and writes nothing.
-    if (request.dryRun) return run(this.db, null)
-    return inTransaction(this.db, (trx) => run(trx, trx))
+      const rows: BulkRow[] = drafts.map((draft, index) => {
+        const parsed = 'value' in draft ? attempt(() => completeLeadInput(draft.value, setup())) : draft
+        return 'value' in parsed ? {index, input: parsed.value} : {index, error: parsed.error}
+      })
+      const existing = candidates()
+      const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(setup())}, this.clock.now())
+      const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields: unknownFieldReport(rows)}
+      const writes = write ? this.leads.upsertStatements(plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
+      return {value: result, commitWith: [...writes, ...hooks.atCommit(result)], beforeCommit: hooks.beforeCommit}
+    })
   }
 
-  private async setup(customerId: string): Promise<CustomerSetup> {
-    const [stages, fields] = await Promise.all([this.customers.listStages(customerId), this.customers.listFields(customerId)])
-    return {stages, fields: new Map(fields.map((field) => [field.slug, field]))}
+  /** Adds the customer's stages and fields to a write's reads. */
+  private readSetup(reads: StatementBatch, customerId: string): () => CustomerSetup {
+    const stages = reads.read(this.customers.stagesRead(customerId))
+    const fields = reads.read(this.customers.fieldsRead(customerId))
+    let setup: CustomerSetup | null = null
+    return () => (setup ??= customerSetup(stages(), fields()))
+  }
+
+  /** Adds the match-key locks and the leads the drafts match to a write's reads. */
+  private readCandidates(reads: StatementBatch, customerId: string, drafts: readonly LeadDraft[], lock: boolean): () => MatchEntry[] {
+    const {locks, read} = matchCandidates(this.leads, customerId, drafts, lock)
+    reads.add(...locks)
+    return read ? reads.read(read) : () => []
+  }
+}
+
+/** A bulk row's parsed value, or the validation error that refused it (the row fails alone). */
+function attempt<T>(parse: () => T): {value: T} | {error: {message: string; param?: string}} {
+  try {
+    return {value: parse()}
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error
+    return {error: {message: error.message, ...(error.param ? {param: error.param} : {})}}
   }
 }
 

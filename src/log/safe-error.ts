@@ -30,8 +30,9 @@ export function safeError(error: unknown): SafeError {
     type: typeof name === 'string' ? name : typeof error,
     ...(typeof code === 'string' ? {code} : {}),
     message: safeMessage(error),
-    // The stack's first line repeats the message, statement included; the frames are safe.
-    ...(typeof stack === 'string' ? {stack: stack.split('\n').slice(1, 8).join('\n')} : {}),
+    // The stack opens with the message, statement included (over several lines when the statement
+    // or a value has line breaks); only the frames are safe.
+    ...(typeof stack === 'string' ? {stack: stack.split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 7).join('\n')} : {}),
   }
 }
 

@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql} from '../db/knex.js'
+import {compile, type Read, runEach, type Statement} from '../db/statements.js'
 import type {DisabledBy, EventType, Webhook} from './webhook-types.js'
 
 interface Row {
@@ -65,16 +66,26 @@ export class WebhooksStore {
     return row ? {webhook: fromRow(row), secretCiphertext: row.secret_ciphertext} : null
   }
 
+  /** The webhooks whose ids a subquery selects, with their sealed secrets, by id: a read for a batch. */
+  withSecretsRead(ids: Knex.QueryBuilder): Read<Map<string, {webhook: Webhook; secretCiphertext: string}>> {
+    return {
+      statement: compile(this.db('webhooks').whereIn('id', ids)),
+      read: (result) => new Map((result.rows as unknown as Row[]).map((row) => [row.id, {webhook: fromRow(row), secretCiphertext: row.secret_ciphertext}])),
+    }
+  }
+
   async list(customerId?: string): Promise<Webhook[]> {
     const query = this.db('webhooks').orderBy([{column: 'created_at'}, {column: 'id'}])
     if (customerId !== undefined) query.where({customer_id: customerId})
     return ((await query) as Row[]).map(fromRow)
   }
 
-  /** Active webhooks of the customer subscribed to the event, read inside the event's transaction. */
-  async activeSubscribers(trx: Knex.Transaction, customerId: string, eventType: EventType): Promise<string[]> {
-    const rows = (await trx('webhooks').where({customer_id: customerId, is_active: true}).select('id', 'event_types')) as Array<{id: string; event_types: string}>
-    return rows.filter((row) => row.event_types.split(',').includes(eventType)).map((row) => row.id)
+  /** The ids of the customer's active webhooks subscribed to `eventType`, as a read a write transaction sends in its batch. */
+  subscribersRead(customerId: string, eventType: EventType): Read<string[]> {
+    return {
+      statement: compile(this.db('webhooks').where({customer_id: customerId, is_active: true}).select('id', 'event_types')),
+      read: (result) => (result.rows as Array<{id: string; event_types: string}>).filter((row) => row.event_types.split(',').includes(eventType)).map((row) => row.id),
+    }
   }
 
   async update(customerId: string, id: string, changes: WebhookChanges): Promise<void> {
@@ -106,7 +117,12 @@ export class WebhooksStore {
 
   /** Health after a delivery succeeded. */
   async recordSuccess(id: string, now: number): Promise<void> {
-    await this.db('webhooks').where({id}).update({consecutive_failures: 0, failing_since: null, last_success_at: now})
+    await runEach(this.db, [this.successes([id], now)])
+  }
+
+  /** Health after deliveries to these webhooks succeeded: the statement, for a batch. */
+  successes(ids: readonly string[], now: number): Statement {
+    return compile(this.db('webhooks').whereIn('id', [...ids]).update({consecutive_failures: 0, failing_since: null, last_success_at: now}))
   }
 
   /** Health after a delivery failed for good; returns the webhook as it now stands. */

@@ -75,10 +75,11 @@ describe('the change feed', function () {
     })
 
     /** Starts a write whose transaction stays open (its time already stamped) until released. */
+    const holding = (hold: () => Promise<void>) => ({first: [], atCommit: () => [], beforeCommit: hold})
     const heldWrites = {
-      create: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_name: 'Slow'}, hold),
-      merge: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}, hold),
-      bulk: (hold: () => Promise<void>) => daemon.services.leadsWrite.bulk(tenant.customer.id, {leads: [{contact_name: 'Slow'}, {contact_name: 'Slow too'}]}, hold),
+      create: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_name: 'Slow'}, holding(hold)),
+      merge: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}, holding(hold)),
+      bulk: (hold: () => Promise<void>) => daemon.services.leadsWrite.bulk(tenant.customer.id, {leads: [{contact_name: 'Slow'}, {contact_name: 'Slow too'}]}, holding(hold)),
     }
     for (const [kind, startHeld] of Object.entries(heldWrites)) {
       it(`returns a ${kind} whose transaction committed after later leads were pulled`, async function () {

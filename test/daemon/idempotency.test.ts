@@ -2,6 +2,7 @@ import {expect} from 'chai'
 
 import {IdempotencyService} from '../../src/idempotency/idempotency-service.js'
 import {IdempotencyStore} from '../../src/idempotency/idempotency-store.js'
+import {createResponse} from '../../src/leads/lead-view.js'
 import {ConflictError, ValidationError} from '../../src/shared/errors.js'
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
@@ -11,6 +12,7 @@ import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 const CREATE = '/api/agents/crm/leads'
 const BULK = '/api/agents/crm/leads/bulk'
+const CREATE_ENDPOINT = 'POST /api/agents/crm/leads'
 
 describe('Idempotency-Key', function () {
   forEachBackend((backend) => {
@@ -102,44 +104,94 @@ describe('Idempotency-Key', function () {
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
     })
 
+    it('answers 409 while the first request is in its transaction, then replays it', async function () {
+      const body = {contact_name: 'In flight', contact_email: 'flight@example.org'}
+      const idempotency = daemon.services.idempotency
+      const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, 'flight', body))
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      let entered!: () => void
+      const inside = new Promise<void>((resolve) => (entered = resolve))
+      const first = daemon.services.leadsWrite.create(tenant.customer.id, body, {
+        first: claim.statements,
+        atCommit: (created) => [claim.complete(201, JSON.stringify(createResponse(created)))],
+        beforeCommit: async () => {
+          entered()
+          await held
+        },
+      })
+      await inside
+      if (backend.name === 'mysql') {
+        const during = await postJson(daemon, tenant, CREATE, body, 'flight')
+        expect(during.status).to.equal(409)
+        expect(during.body.error.message).to.match(/still in progress/)
+      }
+      // SQLite has one writer: there the second request waits for the first and replays it.
+      const later = postJson(daemon, tenant, CREATE, body, 'flight')
+      release()
+      const created = await first
+      const replayed = await later
+      expect(replayed.status).to.equal(201)
+      expect(replayed.headers.get('idempotent-replayed')).to.equal('true')
+      expect(replayed.body.lead.id).to.equal(created.lead.id)
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
+    })
+
+    it('leaves the key free when the write fails, so the retry runs', async function () {
+      const body = {contact_name: 'Fails once'}
+      const idempotency = daemon.services.idempotency
+      const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, 'fails-once', body))
+      const failing = daemon.services.leadsWrite.create(tenant.customer.id, body, {
+        first: claim.statements,
+        atCommit: () => [],
+        beforeCommit: async () => {
+          throw new Error('the process died')
+        },
+      })
+      await rejectsWith(failing, Error)
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+      const retry = await postJson(daemon, tenant, CREATE, body, 'fails-once')
+      expect(retry.status).to.equal(201)
+      expect(retry.headers.get('idempotent-replayed')).to.equal(null)
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
+    })
+
     describe('IdempotencyService', function () {
       const clock = new ManualClock()
+      let store: IdempotencyStore
       let service: IdempotencyService
 
       beforeEach(function () {
-        service = new IdempotencyService(new IdempotencyStore(daemon.services.db), clock)
+        store = new IdempotencyStore(daemon.services.db)
+        service = new IdempotencyService(store, clock)
       })
 
-      it('answers 409 while the first request is in flight, and lets a retry take over after the lease', async function () {
-        const first = await service.begin(tenant.customer.id, 'POST /x', 'flight', {a: 1})
-        expect(first.kind).to.equal('proceed')
-        const error = await rejectsWith(service.begin(tenant.customer.id, 'POST /x', 'flight', {a: 1}), ConflictError)
+      it('answers 409 for an unfinished record until its lease runs out, then lets the retry run', async function () {
+        // Only records written before claims moved into the write's transaction stay unfinished.
+        const ticket = service.ticket(tenant.customer.id, 'POST /x', 'abandoned', {a: 1})
+        await store.insertFinished({...ticket, statusCode: null, responseBody: null, claimedAt: clock.now(), expiresAt: clock.now() + 86_400_000})
+        const error = await rejectsWith(service.afterRefusal(ticket, 'stored'), ConflictError)
         expect(error.message).to.match(/still in progress/)
         clock.advance(60_000)
-        expect((await service.begin(tenant.customer.id, 'POST /x', 'flight', {a: 1})).kind).to.equal('proceed')
-      })
-
-      it('frees a released key (5xx, 429) so the retry runs again', async function () {
-        const first = await service.begin(tenant.customer.id, 'POST /x', 'released', {a: 1})
-        if (first.kind !== 'proceed') throw new Error('expected a claim')
-        await service.release(first.claim)
-        expect((await service.begin(tenant.customer.id, 'POST /x', 'released', {a: 1})).kind).to.equal('proceed')
+        expect(await service.afterRefusal(ticket, 'stored')).to.deep.equal({kind: 'retry'})
+        expect(await store.find(ticket)).to.equal(null)
       })
 
       it('purges keys after 24 hours, after which the key is new again', async function () {
-        const first = await service.begin(tenant.customer.id, 'POST /x', 'old', {a: 1})
-        if (first.kind !== 'proceed') throw new Error('expected a claim')
-        await service.complete(daemon.services.db, first.claim, 201, '{"done":true}')
-        const replay = await service.begin(tenant.customer.id, 'POST /x', 'old', {a: 1})
-        expect(replay).to.deep.equal({kind: 'replay', statusCode: 201, body: '{"done":true}'})
+        const ticket = service.ticket(tenant.customer.id, 'POST /x', 'old', {a: 1})
+        expect(await service.storeAlone(ticket, 400, '{"error":{}}')).to.equal(null)
+        expect(await service.storeAlone(ticket, 400, '{"error":{}}')).to.deep.equal({kind: 'replay', statusCode: 400, body: '{"error":{}}'})
+        expect(await service.afterRefusal(ticket, 'stored')).to.deep.equal({kind: 'replay', statusCode: 400, body: '{"error":{}}'})
+        await rejectsWith(service.afterRefusal(service.ticket(tenant.customer.id, 'POST /x', 'old', {a: 2}), 'stored'), ConflictError)
         clock.advance(24 * 60 * 60 * 1000)
         expect(await service.purgeExpired()).to.be.greaterThan(0)
-        expect((await service.begin(tenant.customer.id, 'POST /x', 'old', {a: 2})).kind).to.equal('proceed')
+        expect(await service.storeAlone(service.ticket(tenant.customer.id, 'POST /x', 'old', {a: 2}), 201, '{}')).to.equal(null)
       })
 
-      it('rejects keys with spaces or control characters', async function () {
-        await rejectsWith(service.begin(tenant.customer.id, 'POST /x', 'has space', {}), ValidationError)
-        await rejectsWith(service.begin(tenant.customer.id, 'POST /x', '', {}), ValidationError)
+      it('rejects keys with spaces or control characters', function () {
+        expect(() => service.ticket(tenant.customer.id, 'POST /x', 'has space', {})).to.throw(ValidationError)
+        expect(() => service.ticket(tenant.customer.id, 'POST /x', '', {})).to.throw(ValidationError)
+        expect(() => service.ticket(tenant.customer.id, 'POST /x', 'tab\there', {})).to.throw(ValidationError)
       })
     })
   })

@@ -1,0 +1,94 @@
+import type {Knex} from 'knex'
+
+import {isDeadlock} from './errors.js'
+import {isMysql, type Db} from './knex.js'
+import {driverResult, runEach, type Statement, type StatementResult} from './statements.js'
+
+const DEADLOCK_RETRIES = 5
+
+/** A write transaction whose statements are sent in batches. */
+export interface WriteTransaction {
+  /** Sends the statements in order, on MySQL in one round trip; their results, in the same order. */
+  send(statements: readonly Statement[]): Promise<StatementResult[]>
+}
+
+/** What a transaction's work leaves to be sent with its COMMIT, and the value it returns. */
+export interface WriteOutcome<T> {
+  value: T
+  commitWith: readonly Statement[]
+  /** Runs after commitWith is sent and before COMMIT (an extra round trip): tests hold a transaction open with it. */
+  beforeCommit?: () => Promise<void>
+}
+
+/**
+ * Runs `work` in a write transaction (READ COMMITTED on MySQL, see createDb), and again if InnoDB
+ * picks it as a deadlock victim, so `work` must have no side effects outside the transaction.
+ *
+ * On MySQL the transaction costs no round trips of its own: START TRANSACTION goes out with the
+ * first batch and COMMIT with the statements of `commitWith`, so a create is two round trips
+ * (what it must read, then everything it writes). A failed batch stops at the failing statement;
+ * the transaction is then rolled back. On SQLite (in-process, no round trips) the statements run
+ * one by one in an ordinary transaction.
+ */
+export async function inWriteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (isMysql(db) ? mysqlTransaction(db, work) : sqliteTransaction(db, work))
+    } catch (error) {
+      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
+    }
+  }
+}
+
+async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
+  return db.transaction(async (trx) => {
+    const {value, commitWith, beforeCommit} = await work({send: (statements) => runEach(trx, statements)})
+    await runEach(trx, commitWith)
+    await beforeCommit?.()
+    return value
+  })
+}
+
+const BEGIN: Statement = {sql: 'START TRANSACTION', bindings: []}
+const COMMIT: Statement = {sql: 'COMMIT', bindings: []}
+
+async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
+  const connection = (await db.client.acquireConnection()) as unknown
+  let begun = false
+  const send = async (statements: readonly Statement[], commit = false): Promise<StatementResult[]> => {
+    const opening = begun ? [] : [BEGIN]
+    begun = true
+    const results = await sendBatch(db, [...opening, ...statements, ...(commit ? [COMMIT] : [])], connection)
+    return results.slice(opening.length, opening.length + statements.length)
+  }
+  try {
+    const {value, commitWith, beforeCommit} = await work({send: (statements) => send(statements)})
+    if (beforeCommit) {
+      await send(commitWith)
+      await beforeCommit()
+      await send([], true)
+    } else await send(commitWith, true)
+    return value
+  } catch (error) {
+    // A broken connection fails the rollback too; the pool then discards it (knex validates on acquire).
+    if (begun) await db.raw('ROLLBACK').connection(connection).catch(() => undefined)
+    throw error
+  } finally {
+    await db.client.releaseConnection(connection)
+  }
+}
+
+/**
+ * Sends statements in one round trip on MySQL (on `connection`, else a pooled one; outside a
+ * transaction each commits on its own), one by one on SQLite; their results in order. A
+ * failing statement stops the batch.
+ */
+export async function sendBatch(db: Db, statements: readonly Statement[], connection?: unknown): Promise<StatementResult[]> {
+  if (statements.length === 0) return []
+  if (!isMysql(db)) return runEach(db, statements)
+  const query = db.raw(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => [...statement.bindings]))
+  const [answer] = (await (connection === undefined ? query : query.connection(connection))) as [unknown]
+  // mysql2 answers a multi-statement query with one result per statement, a single one with its result.
+  return (statements.length === 1 ? [answer] : (answer as unknown[])).map(driverResult)
+}
