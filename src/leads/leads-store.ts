@@ -212,13 +212,17 @@ export class LeadsStore {
     // as one UNION ALL (no temporary table to drop duplicates; a lead found twice is dropped here).
     const lookups = (
       [
-        ['email_normalized', keys.emails],
-        ['phone_last10', keys.phones],
+        ['email_normalized', keys.emails, 'leads_customer_id_email_normalized_index'],
+        ['phone_last10', keys.phones, 'leads_customer_id_phone_last10_index'],
       ] as const
     ).filter(([, values]) => values.length > 0)
     if (lookups.length === 0) return null
-    const parts = lookups.map(([column, values]) => {
-      const query = this.db('leads').select('*').where('customer_id', customerId).whereIn(column, [...values])
+    const parts = lookups.map(([column, values, index]) => {
+      // A bulk's 500 values are past eq_range_index_dive_limit (200), where MariaDB estimates from
+      // index statistics; for a growing customer it then read every lead of the customer (115,000
+      // rows, 130 ms) instead of 500 lookups (1.5 ms). The index is named so the plan cannot drift.
+      const from = isMysql(this.db) ? this.db.raw('?? FORCE INDEX (??)', ['leads', index]) : 'leads'
+      const query = this.db.select('*').from(from).where('customer_id', customerId).whereIn(column, [...values])
       if (lock && isMysql(this.db)) query.forUpdate()
       return compile(query)
     })
