@@ -105,11 +105,6 @@ export class DeliveriesStore {
     return row ? fromRow(row) : null
   }
 
-  async countAttempts(deliveryId: string): Promise<number> {
-    const [row] = (await this.db('delivery_attempts').where({delivery_id: deliveryId}).count({n: '*'})) as Array<{n: number | string}>
-    return Number(row?.n ?? 0)
-  }
-
   /** Records attempts of deliveries this worker holds (at most one per delivery): the statements, for one batch. */
   attemptStatements(attempts: ReadonlyArray<Omit<DeliveryAttempt, 'id'>>, workerId: string, now: number): Statement[] {
     if (attempts.length === 0) return []

@@ -5,7 +5,8 @@ import type {WebhooksStore} from './webhooks-store.js'
 
 /**
  * A webhook's delivery health: consecutive failures, since when it fails, and the rule that a
- * webhook whose every delivery failed for five days is disabled.
+ * webhook whose every delivery failed for five days is disabled. (A success clears the streak in
+ * the attempt's own record: AttemptLog.)
  */
 export class WebhookHealth {
   constructor(
@@ -13,10 +14,6 @@ export class WebhookHealth {
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {}
-
-  async deliverySucceeded(webhookId: string): Promise<void> {
-    await this.store.recordSuccess(webhookId, this.clock.now())
-  }
 
   /** Records a delivery that failed for good; disables the webhook once it has failed for five days. */
   async deliveryFailed(webhookId: string): Promise<void> {

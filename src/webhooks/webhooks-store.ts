@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql} from '../db/knex.js'
-import {compile, type Read, runEach, type Statement} from '../db/statements.js'
+import {compile, type Read, type Statement} from '../db/statements.js'
 import type {DisabledBy, EventType, Webhook} from './webhook-types.js'
 
 interface Row {
@@ -113,11 +113,6 @@ export class WebhooksStore {
         .update({status: 'cancelled', last_error: 'webhook deleted', completed_at: now, updated_at: now})
       return true
     })
-  }
-
-  /** Health after a delivery succeeded. */
-  async recordSuccess(id: string, now: number): Promise<void> {
-    await runEach(this.db, [this.successes([id], now)])
   }
 
   /** Health after deliveries to these webhooks succeeded: the statement, for a batch. */
