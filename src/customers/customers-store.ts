@@ -1,3 +1,5 @@
+import type {Knex} from 'knex'
+
 import type {Db} from '../db/knex.js'
 import {compile, type Read, runRead} from '../db/statements.js'
 import {
@@ -71,7 +73,7 @@ export class CustomersStore {
   }
 
   async insertStage(stage: Stage, createdAt: number): Promise<void> {
-    await this.db('stages').insert({...stageToRow(stage), created_at: createdAt})
+    await this.changeSetup(stage.customerId, (trx) => trx('stages').insert({...stageToRow(stage), created_at: createdAt}))
   }
 
   async listFields(customerId: string): Promise<CustomFieldDefinition[]> {
@@ -87,13 +89,30 @@ export class CustomersStore {
   }
 
   async insertField(field: Omit<CustomFieldDefinition, 'reserved'>, createdAt: number): Promise<void> {
-    await this.db('custom_fields').insert({...fieldToRow(field), created_at: createdAt})
+    await this.changeSetup(field.customerId, (trx) => trx('custom_fields').insert({...fieldToRow(field), created_at: createdAt}))
   }
 
   /** Returns true when a definition was removed. */
   async deleteField(customerId: string, slug: string): Promise<boolean> {
-    const removed = await this.db('custom_fields').where({customer_id: customerId, slug}).delete()
+    const removed = await this.changeSetup(customerId, (trx) => trx('custom_fields').where({customer_id: customerId, slug}).delete())
     return removed > 0
+  }
+
+  /** The customer's setup version (see the migration that adds it), as a read a write transaction sends in its batch. */
+  setupVersionRead(customerId: string): Read<number | null> {
+    return {
+      statement: compile(this.db('customers').where({id: customerId}).select('setup_version')),
+      read: (result) => (result.rows[0] === undefined ? null : Number((result.rows[0] as {setup_version: number | string}).setup_version)),
+    }
+  }
+
+  /** Changes the customer's stages or fields and bumps its setup version in one transaction, so no write keeps using the old ones. */
+  private async changeSetup<T>(customerId: string, change: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (trx) => {
+      const result = await change(trx)
+      await trx('customers').where({id: customerId}).increment('setup_version', 1)
+      return result
+    })
   }
 }
 

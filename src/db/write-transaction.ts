@@ -52,6 +52,7 @@ async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Pro
 
 const BEGIN: Statement = {sql: 'START TRANSACTION', bindings: []}
 const COMMIT: Statement = {sql: 'COMMIT', bindings: []}
+const ROLLBACK: Statement = {sql: 'ROLLBACK', bindings: []}
 
 async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
   const connection = (await db.client.acquireConnection()) as unknown
@@ -72,23 +73,38 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
     return value
   } catch (error) {
     // A broken connection fails the rollback too; the pool then discards it (knex validates on acquire).
-    if (begun) await db.raw('ROLLBACK').connection(connection).catch(() => undefined)
+    if (begun) await sendBatch(db, [ROLLBACK], connection).catch(() => undefined)
     throw error
   } finally {
     await db.client.releaseConnection(connection)
   }
 }
 
+/** The part of a pooled mysql2 connection a batch needs. */
+interface MysqlConnection {
+  query(options: {sql: string}, values: unknown[], done: (error: Error | null, results: unknown) => void): void
+}
+
 /**
  * Sends statements in one round trip on MySQL (on `connection`, else a pooled one; outside a
  * transaction each commits on its own), one by one on SQLite; their results in order. A
  * failing statement stops the batch.
+ *
+ * The batch goes straight to the pooled mysql2 connection: knex's raw query would walk the
+ * bindings once more before mysql2 formats them (8 ms for a bulk request's 10,000 values).
  */
 export async function sendBatch(db: Db, statements: readonly Statement[], connection?: unknown): Promise<StatementResult[]> {
   if (statements.length === 0) return []
   if (!isMysql(db)) return runEach(db, statements)
-  const query = db.raw(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => [...statement.bindings]))
-  const [answer] = (await (connection === undefined ? query : query.connection(connection))) as [unknown]
-  // mysql2 answers a multi-statement query with one result per statement, a single one with its result.
-  return (statements.length === 1 ? [answer] : (answer as unknown[])).map(driverResult)
+  const own = connection === undefined
+  const conn = (own ? await db.client.acquireConnection() : connection) as MysqlConnection
+  try {
+    const sql = statements.map((statement) => statement.sql).join(';\n')
+    const values = statements.flatMap((statement) => statement.bindings)
+    const answer = await new Promise<unknown>((resolve, reject) => conn.query({sql}, values, (error, results) => (error ? reject(error) : resolve(results))))
+    // mysql2 answers a multi-statement query with one result per statement, a single one with its result.
+    return (statements.length === 1 ? [answer] : (answer as unknown[])).map(driverResult)
+  } finally {
+    if (own) await db.client.releaseConnection(conn)
+  }
 }

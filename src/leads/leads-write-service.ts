@@ -1,7 +1,8 @@
+import type {Stage} from '../customers/customer-types.js'
 import type {CustomersStore} from '../customers/customers-store.js'
 import type {Db} from '../db/knex.js'
 import {StatementBatch, type Statement} from '../db/statements.js'
-import {inWriteTransaction} from '../db/write-transaction.js'
+import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore} from '../events/events-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
@@ -14,6 +15,7 @@ import {mergeLead, newLead} from './lead-merge.js'
 import {findMatch, matchCandidates, type MatchEntry} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore, LeadWithRelations} from './leads-store.js'
+import {SetupCache} from './setup-cache.js'
 
 export const BULK_MAX_ROWS = 500
 
@@ -68,8 +70,9 @@ const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
  * one lead on either backend.
  *
  * A write is two round trips on MySQL (write-transaction.ts): first what it must read (the
- * caller's claim, the match-key locks, the leads they match, the customer's stages and fields,
- * and for a create the webhooks to notify), then everything it writes, with the COMMIT.
+ * caller's claim, the match-key locks, the leads they match, the customer's setup version, and
+ * for a create the webhooks to notify), then everything it writes, with the COMMIT. The
+ * customer's stages and fields are read only when the version says they changed (SetupCache).
  */
 export class LeadsWriteService {
   constructor(
@@ -79,6 +82,7 @@ export class LeadsWriteService {
     private readonly events: EventsStore,
     private readonly outbox: DeliveryOutbox,
     private readonly clock: Clock = systemClock,
+    private readonly setups: SetupCache = new SetupCache(),
   ) {}
 
   /** Creates a lead or merges it into the customer's matching lead; only a genuine insert records lead.created. */
@@ -93,13 +97,14 @@ export class LeadsWriteService {
       const candidates = this.readCandidates(reads, customerId, [draft], true)
       const subscribers = reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED))
       await reads.send(trx)
+      const known = await setup(trx)
 
-      const input = completeLeadInput(draft, setup())
+      const input = completeLeadInput(draft, known)
       const existing = findMatch(candidates(), input)?.lead
       const now = this.clock.now()
-      const record = existing ? mergeLead(existing, input, now) : newLead(customerId, input, {stageId: firstStageId(setup()), sourceType: 'manual'}, now)
+      const record = existing ? mergeLead(existing, input, now) : newLead(customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
       const writes = existing ? this.leads.updateStatements(record, existing) : this.leads.insertStatements([record])
-      const [lead] = (await this.leads.withRelations(customerId, [record], this.db, setup().stages)) as [LeadWithRelations]
+      const [lead] = (await this.leads.withRelations(customerId, [record], this.db, known.stages)) as [LeadWithRelations]
       if (!existing) {
         const {event, statement} = this.events.insert({customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
         const deliveries = this.outbox.record(event, subscribers())
@@ -124,25 +129,45 @@ export class LeadsWriteService {
       // A dry run reads without locking and writes nothing.
       const candidates = this.readCandidates(reads, customerId, drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])), write)
       await reads.send(trx)
+      const known = await setup(trx)
 
       const rows: BulkRow[] = drafts.map((draft, index) => {
-        const parsed = 'value' in draft ? attempt(() => completeLeadInput(draft.value, setup())) : draft
+        const parsed = 'value' in draft ? attempt(() => completeLeadInput(draft.value, known)) : draft
         return 'value' in parsed ? {index, input: parsed.value} : {index, error: parsed.error}
       })
       const existing = candidates()
-      const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(setup())}, this.clock.now())
+      const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(known.stages)}, this.clock.now())
       const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields: unknownFieldReport(rows)}
       const writes = write ? this.leads.upsertStatements(plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
       return {value: result, commitWith: [...writes, ...hooks.atCommit(result)], beforeCommit: hooks.beforeCommit}
     })
   }
 
-  /** Adds the customer's stages and fields to a write's reads. */
-  private readSetup(reads: StatementBatch, customerId: string): () => CustomerSetup {
-    const stages = reads.read(this.customers.stagesRead(customerId))
-    const fields = reads.read(this.customers.fieldsRead(customerId))
+  /**
+   * Adds the customer's setup version to a write's reads (and its stages and fields when none are
+   * kept); the function returned gives the setup once the reads are sent, read again in the
+   * transaction when it changed since it was kept (see SetupCache).
+   */
+  private readSetup(reads: StatementBatch, customerId: string): (trx: WriteTransaction) => Promise<CustomerSetup> {
+    const version = reads.read(this.customers.setupVersionRead(customerId))
+    const kept = this.setups.get(customerId)
+    // Read after the version: a change committed in between makes the kept pair look older, never newer.
+    const fresh = kept ? null : this.readDefinitions(reads, customerId)
     let setup: CustomerSetup | null = null
-    return () => (setup ??= customerSetup(stages(), fields()))
+    return async (trx) => {
+      if (setup) return setup
+      const current = version() ?? 0
+      if (kept?.version === current) return (setup = kept.setup)
+      const definitions = fresh ?? this.readDefinitions(new StatementBatch(), customerId)
+      if (!fresh) await definitions.batch.send(trx)
+      setup = customerSetup(definitions.stages(), definitions.fields())
+      this.setups.set(customerId, current, setup)
+      return setup
+    }
+  }
+
+  private readDefinitions(batch: StatementBatch, customerId: string) {
+    return {batch, stages: batch.read(this.customers.stagesRead(customerId)), fields: batch.read(this.customers.fieldsRead(customerId))}
   }
 
   /** Adds the match-key locks and the leads the drafts match to a write's reads. */
@@ -172,8 +197,8 @@ function parseBulkRequest(body: unknown): {leads: unknown[]; dryRun: boolean; on
   return {leads: copy['leads'] as unknown[], dryRun: copy['dry_run'] as boolean, onDuplicate: copy['on_duplicate'] as OnDuplicate}
 }
 
-function firstStageId(setup: CustomerSetup): string {
-  const first = setup.stages[0]
+function firstStageId(stages: readonly Stage[]): string {
+  const first = stages[0]
   if (!first) throw new AppError('api_error', 500, 'customer has no pipeline stages')
   return first.id
 }

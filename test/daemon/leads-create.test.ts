@@ -27,6 +27,24 @@ describe('POST /api/agents/crm/leads', function () {
     })
 
     describe('creating', function () {
+      it('uses the stages and fields as they are now, after an operator changed them (single and bulk)', async function () {
+        const id = tenant.customer.id
+        // The first create keeps the customer's definitions; every later one must see the changes.
+        expect((await create({contact_name: 'Before', custom_fields: {flavour: 'plain'}})).body.unknown_custom_fields).to.deep.equal(['flavour'])
+        await daemon.services.customers.addField(id, {slug: 'flavour', type: 'string'})
+        const added = await create({contact_name: 'Added', custom_fields: {flavour: 'mint'}})
+        expect(added.body.unknown_custom_fields).to.deep.equal([])
+        expect(added.body.lead.custom_fields).to.include({flavour: 'mint'})
+        const bulk = await postJson(daemon, tenant, `${CREATE}/bulk`, {leads: [{contact_name: 'Bulk', custom_fields: {flavour: 'lime'}}]})
+        expect(bulk.body.unknown_custom_fields).to.deep.equal([])
+        await daemon.services.customers.removeField(id, 'flavour')
+        expect((await create({contact_name: 'Removed', custom_fields: {flavour: 'mint'}})).body.unknown_custom_fields).to.deep.equal(['flavour'])
+        await daemon.services.customers.addStage(id, {slug: 'vip', name: 'VIP'})
+        const staged = await create({contact_name: 'Staged', stage_slug: 'vip'})
+        expect(staged.status).to.equal(201)
+        expect(staged.body.lead.current_stage.slug).to.equal('vip')
+      })
+
       it('creates a lead with the contract defaults and records one lead.created event', async function () {
         const response = await create({contact_name: 'Ada Lovelace', contact_email: '  ada@example.org  ', custom_fields: {budget: 500000, lead_line: 'buyer'}})
         expect(response.status).to.equal(201)
