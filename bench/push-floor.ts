@@ -7,6 +7,14 @@ import {randomUUID} from 'node:crypto'
 
 import mysql from 'mysql2/promise'
 
+import {CustomersStore} from '../src/customers/customers-store.js'
+import {createDb} from '../src/db/knex.js'
+import type {Statement} from '../src/db/statements.js'
+import {customerSetup, parseLeadInput} from '../src/leads/lead-input.js'
+import {matchCandidates} from '../src/leads/lead-matching.js'
+import {newLead} from '../src/leads/lead-merge.js'
+import {LeadsStore} from '../src/leads/leads-store.js'
+
 export interface FloorFigures {
   singleMedianMs: number
   concurrentPerSecond: number
@@ -46,5 +54,46 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
   } finally {
     await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
     await pool.end()
+  }
+}
+
+/**
+ * The floor under a bulk request of new leads: the very statements the daemon sends for it (the
+ * match-key locks and lookup, then the leads, their counts and search words, with the COMMIT),
+ * built by the daemon's own stores before the clock starts and sent straight through mysql2 in
+ * the same two round trips. What is left is what the database itself needs for the request.
+ */
+export async function measureBulkFloor(url: string, customerId: string, requests: number, rows: (batch: number) => unknown[]): Promise<number> {
+  const db = createDb({client: 'mysql', url})
+  const pool = mysql.createPool({uri: url, connectionLimit: 1, multipleStatements: true})
+  try {
+    const customers = new CustomersStore(db)
+    const setup = customerSetup(await customers.listStages(customerId), await customers.listFields(customerId))
+    const store = new LeadsStore(db)
+    const send = async (connection: mysql.PoolConnection, statements: readonly Statement[]) => {
+      await connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => [...statement.bindings]))
+    }
+    const times: number[] = []
+    for (let batch = 0; batch < requests; batch++) {
+      const inputs = rows(batch).map((raw) => parseLeadInput(raw, setup))
+      const now = Date.now()
+      const leads = inputs.map((input) => newLead(customerId, input, {stageId: setup.stages[0]!.id, sourceType: 'import'}, now))
+      const {locks, read} = matchCandidates(store, customerId, inputs, true)
+      const first = [{sql: 'START TRANSACTION', bindings: []}, ...locks, ...(read ? [read.statement] : [])]
+      const second = [...store.upsertStatements(leads, new Map()), {sql: 'COMMIT', bindings: []}]
+      const connection = await pool.getConnection()
+      try {
+        const started = performance.now()
+        await send(connection, first)
+        await send(connection, second)
+        times.push(performance.now() - started)
+      } finally {
+        connection.release()
+      }
+    }
+    return [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!
+  } finally {
+    await pool.end()
+    await db.destroy()
   }
 }
