@@ -1,0 +1,74 @@
+import {expect} from 'chai'
+
+import {createDb, type Db} from '../../../src/db/knex.js'
+import {compile, StatementBatch} from '../../../src/db/statements.js'
+import {inWriteTransaction, sendBatch} from '../../../src/db/write-transaction.js'
+import {forEachBackend} from '../../helpers/backends.js'
+import {rejectsWith} from '../../helpers/fixtures.js'
+
+const TABLE = 'write_transaction_probe'
+
+describe('write transactions sent in batches', function () {
+  forEachBackend((backend) => {
+    let db: Db
+
+    before(async function () {
+      db = createDb(backend.config().database)
+      await db.schema.dropTableIfExists(TABLE)
+      await db.schema.createTable(TABLE, (t) => {
+        t.string('id', 36).primary()
+        t.integer('n').notNullable()
+      })
+    })
+    beforeEach(async function () {
+      await db(TABLE).delete()
+    })
+    after(async function () {
+      await db.schema.dropTableIfExists(TABLE)
+      await db.destroy()
+    })
+
+    const insert = (id: string, n: number) => compile(db(TABLE).insert({id, n}))
+
+    it('returns each statement’s rows or changed count, in order, and commits the last batch', async function () {
+      const value = await inWriteTransaction(db, async (trx) => {
+        const reads = new StatementBatch().add(insert('a', 1), insert('b', 2))
+        const rows = reads.read({statement: compile(db(TABLE).orderBy('id').select('id', 'n')), read: (result) => result.rows.map((row) => `${row['id']}=${row['n']}`)})
+        await reads.send(trx)
+        const [updated] = await trx.send([compile(db(TABLE).where('id', 'a').update({n: 10}))])
+        return {value: {rows: rows(), updated: updated!.affectedRows}, commitWith: [insert('c', 3)]}
+      })
+      expect(value).to.deep.equal({rows: ['a=1', 'b=2'], updated: 1})
+      expect(await db(TABLE).orderBy('id').pluck('n')).to.deep.equal([10, 2, 3])
+    })
+
+    it('rolls back every batch when a statement of the last one fails', async function () {
+      const failing = inWriteTransaction(db, async (trx) => {
+        await trx.send([insert('a', 1)])
+        // The duplicate id fails the batch after 'b' is inserted: the COMMIT after it never runs.
+        return {value: null, commitWith: [insert('b', 2), insert('a', 3), insert('c', 4)]}
+      })
+      await rejectsWith(failing, Error)
+      expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
+      // The connection went back to the pool in a usable state.
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('d', 5)]}))
+      expect(await db(TABLE).pluck('id')).to.deep.equal(['d'])
+    })
+
+    it('rolls back when the work throws between batches', async function () {
+      const failing = inWriteTransaction(db, async (trx) => {
+        await trx.send([insert('a', 1)])
+        throw new Error('the request was refused half-way')
+      })
+      await rejectsWith(failing, Error)
+      expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
+    })
+
+    it('sends a batch outside a transaction, each statement committing on its own', async function () {
+      const results = await sendBatch(db, [insert('a', 1), compile(db(TABLE).select('id'))])
+      expect(results.map((result) => result.rows.length)).to.deep.equal([0, 1])
+      await rejectsWith(sendBatch(db, [insert('b', 2), insert('a', 9), insert('c', 3)]), Error)
+      expect(await db(TABLE).orderBy('id').pluck('id')).to.deep.equal(['a', 'b'])
+    })
+  })
+})
