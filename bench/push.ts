@@ -7,7 +7,6 @@
  */
 import {randomUUID} from 'node:crypto'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -15,6 +14,7 @@ import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {spawnDaemon} from './daemon-process.js'
+import {LoadConnection, type LoadResponse} from './http-load.js'
 import {measureBulkFloor, measureFloor} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
@@ -33,23 +33,7 @@ interface Figures {
   bulkFloorMedianMs?: number
 }
 
-const agent = new http.Agent({keepAlive: true, maxSockets: 64})
-
-function post(url: string, headers: Record<string, string>, body: unknown): Promise<{status: number; text: string}> {
-  const payload = JSON.stringify(body)
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}}, (response) => {
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => (text += chunk))
-      response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
-    })
-    request.on('error', reject)
-    request.end(payload)
-  })
-}
-
-async function timed(work: () => Promise<{status: number; text: string}>, expected: number): Promise<number> {
+async function timed(work: () => Promise<LoadResponse>, expected: number): Promise<number> {
   const started = performance.now()
   const response = await work()
   if (response.status !== expected) throw new Error(`expected ${expected}, got ${response.status}: ${response.text.slice(0, 300)}`)
@@ -67,10 +51,14 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
   const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
   await services.close()
   const daemon = await spawnDaemon(daemonEnv)
+  // One keep-alive connection per request in flight: the sequential phases use the first.
+  const connections = await Promise.all(Array.from({length: CONCURRENCY}, () => LoadConnection.open(daemon.url)))
+  const post = (connection: LoadConnection, path: string, headers: Record<string, string>, body: unknown) => connection.post(path, headers, JSON.stringify(body))
+  const one = connections[0]!
   try {
     const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
-    const bulkUrl = `${daemon.url}/api/agents/crm/leads/bulk`
-    const createUrl = `${daemon.url}/api/agents/crm/leads`
+    const bulkUrl = '/api/agents/crm/leads/bulk'
+    const createUrl = '/api/agents/crm/leads'
     const rows = (batch: number) =>
       Array.from({length: 500}, (_, i) => ({
         contact_name: `Bulk ${batch}-${i}`,
@@ -83,26 +71,27 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     const bulkMerge: number[] = []
     for (let batch = 0; batch < BULK_REQUESTS; batch++) {
       const leads = rows(batch)
-      bulkNew.push(await timed(() => post(bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads}), 200))
-      bulkMerge.push(await timed(() => post(bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads: leads.map((lead) => ({...lead, contact_name: `${lead.contact_name} v2`}))}), 200))
+      bulkNew.push(await timed(() => post(one, bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads}), 200))
+      bulkMerge.push(await timed(() => post(one, bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads: leads.map((lead) => ({...lead, contact_name: `${lead.contact_name} v2`}))}), 200))
     }
 
     const single: number[] = []
     for (let i = 0; i < SINGLE_SEQUENTIAL; i++) {
-      single.push(await timed(() => post(createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
+      single.push(await timed(() => post(one, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
     }
 
     let next = 0
     const started = performance.now()
     await Promise.all(
-      Array.from({length: CONCURRENCY}, async () => {
+      connections.map(async (connection) => {
         while (next < SINGLE_CONCURRENT) {
           const i = next++
-          await timed(() => post(createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `555-400-${String(i).padStart(4, '0')}`}), 201)
+          await timed(() => post(connection, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `555-400-${String(i).padStart(4, '0')}`}), 201)
         }
       }),
     )
     const seconds = (performance.now() - started) / 1000
+    for (const connection of connections) connection.close()
     await daemon.stop()
     const mysqlUrl = env['LEADS_DATABASE_URL']?.startsWith('mysql') ? env['LEADS_DATABASE_URL'] : undefined
     return {
@@ -114,6 +103,7 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
       concurrentPerSecond: SINGLE_CONCURRENT / seconds,
     }
   } finally {
+    for (const connection of connections) connection.close()
     await daemon.stop()
   }
 }
@@ -126,7 +116,6 @@ if (mysqlUrl) backends.push(['mariadb', {LEADS_DATABASE_URL: mysqlUrl, ...(redis
 const results: Array<[string, Figures]> = []
 for (const [label, env] of backends) results.push([label, await measure(label, env)])
 fs.rmSync(dir, {recursive: true, force: true})
-agent.destroy()
 
 const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloorMedianMs'>, string]> = [
   ['bulk 500 new rows, median ms', 'bulkNewMedianMs', '< 50'],

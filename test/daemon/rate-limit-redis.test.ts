@@ -1,5 +1,6 @@
 import type {ChildProcess} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
+import http from 'node:http'
 
 import {expect} from 'chai'
 import {createClient} from 'redis'
@@ -10,6 +11,16 @@ import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {freePort, killRedis, startRedis, waitUntil} from '../helpers/local-servers.js'
 
 const LIST = '/api/agents/crm/leads'
+
+/** GET from a given loopback source address, as a distinct client would. */
+function getFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get(url, {localAddress, headers}, (response) => {
+      response.resume()
+      resolve(response.statusCode ?? 0)
+    }).on('error', reject)
+  })
+}
 const sqlite = () => backends()[0]!
 
 const redisUrl = process.env['LEADS_TEST_REDIS_URL']
@@ -29,6 +40,45 @@ if (redisUrl) {
         expect(statuses.slice(0, 60).every((status) => status === 200)).to.equal(true)
         expect(statuses[60]).to.equal(429)
         expect((await first.request(LIST, {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(429)
+      } finally {
+        await first.stop()
+        await second.stop()
+      }
+    })
+  })
+
+  describe('the keyless budget of an address on Redis', function () {
+    it('is refused by a daemon within a second of another daemon seeing it spent, after at most one token lookup there', async function () {
+      const prefix = `test:${randomUUID()}`
+      const first = await startTestDaemon(sqlite(), {rateLimitKeyPrefix: prefix}, {LEADS_REDIS_URL: redisUrl})
+      const second = await startTestDaemon(sqlite(), {rateLimitKeyPrefix: prefix}, {LEADS_REDIS_URL: redisUrl})
+      try {
+        const tenant = await newTenant(first.services)
+        const valid = {token: tenant.token, customerId: tenant.customer.id}
+        const guess = {token: `svc_${'0'.repeat(64)}`, customerId: tenant.customer.id}
+        let lookups = 0
+        const authenticator = second.services.keyAuthenticator
+        const authenticate = authenticator.authenticate.bind(authenticator)
+        authenticator.authenticate = (token: string) => {
+          lookups++
+          return authenticate(token)
+        }
+        // The second daemon has just seen the address under its budget (and keeps that for a second).
+        expect((await second.request(LIST, valid)).status).to.equal(200)
+        for (let i = 0; i < 100; i++) expect((await first.request(LIST, guess)).status).to.equal(401)
+        lookups = 0
+        // At most one guess is looked up there; counting it, that daemon learns the budget is spent.
+        expect((await second.request(LIST, guess)).status).to.equal(429)
+        expect((await second.request(LIST, guess)).status).to.equal(429)
+        expect(lookups).to.be.at.most(1)
+
+        // Without a guess there to count, the second daemon asks Redis again after a second.
+        const other = {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id}
+        expect(await getFrom('127.0.0.2', second.url + LIST, other)).to.equal(200)
+        const spend = {authorization: `Bearer ${guess.token}`, 'x-customer-id': tenant.customer.id}
+        for (let i = 0; i < 100; i++) expect(await getFrom('127.0.0.2', first.url + LIST, spend)).to.equal(401)
+        await new Promise((resolve) => setTimeout(resolve, 1100))
+        expect(await getFrom('127.0.0.2', second.url + LIST, other)).to.equal(429)
       } finally {
         await first.stop()
         await second.stop()
