@@ -1,8 +1,8 @@
-import http from 'node:http'
 import net from 'node:net'
 
 import {expect} from 'chai'
 
+import {getFrom} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -21,16 +21,6 @@ function rawExchange(url: string, bytes: string | Buffer): Promise<string> {
     socket.on('end', () => resolve(answer))
     socket.on('error', reject)
     socket.setTimeout(5000, () => reject(new Error('no answer')))
-  })
-}
-
-/** GET from a given loopback source address, as a distinct client would. */
-function getFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http.get(url, {localAddress, headers}, (response) => {
-      response.resume()
-      resolve(response.statusCode ?? 0)
-    }).on('error', reject)
   })
 }
 

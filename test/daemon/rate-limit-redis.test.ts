@@ -1,26 +1,16 @@
 import type {ChildProcess} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import http from 'node:http'
 
 import {expect} from 'chai'
 import {createClient} from 'redis'
 
+import {getFrom} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {freePort, killRedis, startRedis, waitUntil} from '../helpers/local-servers.js'
 
 const LIST = '/api/agents/crm/leads'
-
-/** GET from a given loopback source address, as a distinct client would. */
-function getFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http.get(url, {localAddress, headers}, (response) => {
-      response.resume()
-      resolve(response.statusCode ?? 0)
-    }).on('error', reject)
-  })
-}
 const sqlite = () => backends()[0]!
 
 const redisUrl = process.env['LEADS_TEST_REDIS_URL']

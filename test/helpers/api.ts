@@ -1,3 +1,5 @@
+import http from 'node:http'
+
 import type {TestTenant} from './fixtures.js'
 import type {TestDaemon, TestResponse} from './test-daemon.js'
 
@@ -19,4 +21,14 @@ export async function counts(daemon: TestDaemon, tenant: TestTenant): Promise<{l
   const [leads] = (await daemon.services.db('leads').where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>
   const [events] = (await daemon.services.db('events').where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>
   return {leads: Number(leads?.n), events: Number(events?.n)}
+}
+
+/** GET from a given loopback source address, as a distinct client would; its status. */
+export function getFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get(url, {localAddress, headers}, (response) => {
+      response.resume()
+      resolve(response.statusCode ?? 0)
+    }).on('error', reject)
+  })
 }
