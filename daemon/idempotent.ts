@@ -1,5 +1,5 @@
 import type {IdempotencyDecision} from '../src/idempotency/idempotency-service.js'
-import type {WriteHooks} from '../src/leads/leads-write-service.js'
+import {NO_HOOKS, type WriteHooks} from '../src/leads/leads-write-service.js'
 import type {Services} from '../src/services.js'
 import {AppError} from '../src/shared/errors.js'
 import type {AppContext} from './context.js'
@@ -10,8 +10,6 @@ export interface WriteResponse {
   statusCode: number
   body: string
 }
-
-const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
 
 /** Claims of a key refused this many times in a row (each time for a record that then vanished) give up. */
 const CLAIM_ATTEMPTS = 3

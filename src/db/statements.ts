@@ -2,9 +2,8 @@ import type {Knex} from 'knex'
 
 /**
  * One SQL statement with its bindings, built but not yet sent. Write paths collect statements and
- * send several in one round trip (see write-transaction.ts): on this machine a round trip to
- * MariaDB costs about 80 µs of the daemon's CPU in the socket write alone, more than most
- * statements cost to build.
+ * send several in one round trip (see write-transaction.ts): every round trip costs the daemon
+ * and MariaDB a wake-up and the protocol's work on both sides, and a create used to make 13.
  */
 export interface Statement {
   readonly sql: string

@@ -62,7 +62,8 @@ export interface WriteHooks<R> {
   beforeCommit?: () => Promise<void>
 }
 
-const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
+/** A write with nothing added by its caller (no Idempotency-Key). */
+export const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
 
 /**
  * Pushing leads: single create with merge by email or phone, and set-based bulk create.
