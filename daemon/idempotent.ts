@@ -38,14 +38,25 @@ export async function respondIdempotently<R>(
   // Built once per result: a deadlock retry of the write brings a new one.
   let answered: {result: R; response: WriteResponse} | null = null
   const answer = (result: R) => (answered?.result === result ? answered : (answered = {result, response: respond(result)})).response
+  // A refusal of the input that the write committed as this key's response (see WriteHooks.atFailure).
+  let storedRefusal: AppError | undefined
   for (let attempt = 1; ; attempt++) {
     const claim = idempotency.claim(ticket)
     const started = performance.now()
     try {
-      const result = await write({first: claim.statements, atCommit: (result) => [claim.complete(answer(result).statusCode, answer(result).body)]})
+      const result = await write({
+        first: claim.statements,
+        atCommit: (result) => [claim.complete(answer(result).statusCode, answer(result).body)],
+        atFailure: (error) => {
+          storedRefusal = error
+          return [claim.complete(error.status, JSON.stringify(appErrorEnvelope(error)))]
+        },
+      })
       send(ctx, answer(result))
       return
     } catch (error) {
+      // Stored with the write's commit already: answer it as it was stored.
+      if (error === storedRefusal) throw error
       const refusal = idempotency.refusal(error, performance.now() - started)
       if (refusal) {
         const decision = await idempotency.afterRefusal(ticket, refusal)

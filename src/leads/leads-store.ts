@@ -247,10 +247,12 @@ export class LeadsStore {
     return [...statements, ...this.derivedWrites(leads.map((after) => ({before: before.get(after.id) ?? null, after})))]
   }
 
-  /** Overwrites a stored lead (`before`, as read in this transaction) with its new state, and what derives from it. */
-  updateStatements(lead: LeadRecord, before: LeadRecord): Statement[] {
-    const {id, customer_id, ...changes} = leadToRow(lead)
-    return [compile(this.db('leads').where({id, customer_id}).update(changes)), ...this.derivedWrites([{before, after: lead}])]
+  /**
+   * Writes leads in their final state (`stored`: the state read in this transaction of those that
+   * exist): a plain insert when all are new, else an upsert.
+   */
+  writeStatements(leads: readonly LeadRecord[], stored: ReadonlyMap<string, LeadRecord>): Statement[] {
+    return leads.some((lead) => stored.has(lead.id)) ? this.upsertStatements(leads, stored) : this.insertStatements(leads)
   }
 
   /** Inserts new leads in a few multi-row statements, with what derives from them. Each joins the change feed's pending set. */

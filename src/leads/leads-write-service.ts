@@ -1,6 +1,7 @@
 import type {Stage} from '../customers/customer-types.js'
 import type {CustomersStore} from '../customers/customers-store.js'
 import type {Db} from '../db/knex.js'
+import {GroupCommitter, type Settled} from '../db/group-commit.js'
 import {StatementBatch, type Statement} from '../db/statements.js'
 import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
@@ -12,7 +13,7 @@ import {AppError, ValidationError} from '../shared/errors.js'
 import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
 import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
-import {findMatch, matchCandidates, type MatchEntry} from './lead-matching.js'
+import {entryOf, findMatch, matchCandidates, type MatchEntry} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore, LeadWithRelations} from './leads-store.js'
 import {SetupCache} from './setup-cache.js'
@@ -58,12 +59,27 @@ export interface BulkResult {
 export interface WriteHooks<R> {
   first: readonly Statement[]
   atCommit(result: R): readonly Statement[]
+  /** Statements for the commit of a group whose create was refused alone by its input (a 4xx): the refusal's record. */
+  atFailure(error: AppError): readonly Statement[]
   /** Runs with everything written and before the commit: tests hold a write open with it. */
   beforeCommit?: () => Promise<void>
 }
 
 /** A write with nothing added by its caller (no Idempotency-Key). */
-export const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => []}
+export const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => [], atFailure: () => []}
+
+/**
+ * How single creates are grouped (GroupCommitter). Two groups in flight: one in the database while
+ * the next is being prepared. Measured at c=16 on MariaDB (docs/performance.md).
+ */
+const CREATE_GROUPS = {maxInFlight: 2, maxGroup: 64, slowMs: 50}
+
+/** A single create waiting for its group. */
+interface CreateRequest {
+  customerId: string
+  draft: LeadDraft
+  hooks: WriteHooks<CreateResult>
+}
 
 /**
  * Pushing leads: single create with merge by email or phone, and set-based bulk create.
@@ -86,37 +102,85 @@ export class LeadsWriteService {
     private readonly setups: SetupCache = new SetupCache(),
   ) {}
 
-  /** Creates a lead or merges it into the customer's matching lead; only a genuine insert records lead.created. */
+  private readonly creates = new GroupCommitter<CreateRequest, CreateResult>((requests) => this.writeCreates(requests), CREATE_GROUPS)
+
+  /**
+   * Creates a lead or merges it into the customer's matching lead; only a genuine insert records
+   * lead.created. Creates that arrive together are written together (see CREATE_GROUPS).
+   */
   async create(customerId: string, body: unknown, hooks: WriteHooks<CreateResult> = NO_HOOKS): Promise<CreateResult> {
-    const draft = readLeadDraft(body)
+    return this.creates.submit({customerId, draft: readLeadDraft(body), hooks})
+  }
+
+  /**
+   * Writes a group of creates in one transaction: the reads of all of them in the first batch
+   * (per customer one set of match-key locks and candidates, as a bulk request has), then every
+   * write with the COMMIT. Creates of one person resolve in arrival order, as if sent one by one.
+   * A create refused by its input fails alone (its hooks store the refusal); anything else fails
+   * the group, which GroupCommitter then writes create by create.
+   */
+  private async writeCreates(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
     let deliveryIds: string[] = []
-    const result = await inWriteTransaction(this.db, async (trx) => {
+    const outcomes = await inWriteTransaction(this.db, async (trx) => {
       // A deadlock retry runs this again: only the attempt that commits may leave ids to dispatch.
       deliveryIds = []
-      const reads = new StatementBatch().add(...hooks.first)
-      const setup = this.readSetup(reads, customerId)
-      const candidates = this.readCandidates(reads, customerId, [draft], true)
-      const subscribers = reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED))
+      const reads = new StatementBatch()
+      for (const request of requests) reads.add(...request.hooks.first)
+      // Customers in id order, so two groups lock their match keys in the same order.
+      const customers = [...groupByCustomer(requests)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([customerId, members]) => ({
+        customerId,
+        members,
+        setup: this.readSetup(reads, customerId),
+        candidates: this.readCandidates(reads, customerId, members.map((member) => member.draft), true),
+        subscribers: reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED)),
+      }))
       await reads.send(trx)
-      const known = await setup(trx)
 
-      const input = completeLeadInput(draft, known)
-      const existing = findMatch(candidates(), input)?.lead
+      const settled = new Map<CreateRequest, Settled<CreateResult>>()
+      const leadWrites: Statement[] = []
+      const eventWrites: Statement[] = []
+      const commitWrites: Statement[] = []
       const now = this.clock.now()
-      const record = existing ? mergeLead(existing, input, now) : newLead(customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
-      const writes = existing ? this.leads.updateStatements(record, existing) : this.leads.insertStatements([record])
-      const [lead] = (await this.leads.withRelations(customerId, [record], this.db, known.stages)) as [LeadWithRelations]
-      if (!existing) {
-        const {event, statement} = this.events.insert({customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
-        const deliveries = this.outbox.record(event, subscribers())
-        deliveryIds = deliveries.ids
-        writes.push(statement, ...deliveries.statements)
+      for (const customer of customers) {
+        const known = await customer.setup(trx)
+        const leads = customer.candidates()
+        const stored = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
+        const changed = new Map<string, LeadRecord>()
+        for (const request of customer.members) {
+          try {
+            const input = completeLeadInput(request.draft, known)
+            const match = findMatch(leads, input)
+            const record = match ? mergeLead(match.lead, input, now) : newLead(customer.customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
+            if (match) leads[match.position] = entryOf(record)
+            else leads.push(entryOf(record))
+            changed.set(record.id, record)
+            const [lead] = (await this.leads.withRelations(customer.customerId, [record], this.db, known.stages)) as [LeadWithRelations]
+            if (!match) {
+              const {event, statement} = this.events.insert({customerId: customer.customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
+              const deliveries = this.outbox.record(event, customer.subscribers())
+              deliveryIds.push(...deliveries.ids)
+              eventWrites.push(statement, ...deliveries.statements)
+            }
+            const created = {lead, merged: match !== null, unknownCustomFields: input.unknownCustomFields}
+            settled.set(request, {value: created})
+            commitWrites.push(...request.hooks.atCommit(created))
+          } catch (error) {
+            if (!(error instanceof AppError) || error.status >= 500) throw error
+            settled.set(request, {error})
+            commitWrites.push(...request.hooks.atFailure(error))
+          }
+        }
+        leadWrites.push(...this.leads.writeStatements([...changed.values()], stored))
       }
-      const created = {lead, merged: existing !== undefined, unknownCustomFields: input.unknownCustomFields}
-      return {value: created, commitWith: [...writes, ...hooks.atCommit(created)], beforeCommit: hooks.beforeCommit}
+      const holds = requests.flatMap((request) => (request.hooks.beforeCommit ? [request.hooks.beforeCommit] : []))
+      return {
+        value: requests.map((request) => settled.get(request)!),
+        commitWith: [...leadWrites, ...eventWrites, ...commitWrites],
+        beforeCommit: holds.length === 0 ? undefined : async () => void (await Promise.all(holds.map((hold) => hold()))),
+      }
     })
     await this.outbox.dispatch(deliveryIds)
-    return result
+    return outcomes
   }
 
   /** Creates, merges or skips up to 500 rows in a few statements; rows fail independently; no events. */
@@ -196,6 +260,12 @@ function parseBulkRequest(body: unknown): {leads: unknown[]; dryRun: boolean; on
   const copy = {...(body as Record<string, unknown>)}
   if (!validateBulk(copy)) throw toValidationError(validateBulk.errors?.[0], (param) => BULK_RULES[param], 'field')
   return {leads: copy['leads'] as unknown[], dryRun: copy['dry_run'] as boolean, onDuplicate: copy['on_duplicate'] as OnDuplicate}
+}
+
+function groupByCustomer(requests: readonly CreateRequest[]): Map<string, CreateRequest[]> {
+  const byCustomer = new Map<string, CreateRequest[]>()
+  for (const request of requests) byCustomer.set(request.customerId, [...(byCustomer.get(request.customerId) ?? []), request])
+  return byCustomer
 }
 
 function firstStageId(stages: readonly Stage[]): string {

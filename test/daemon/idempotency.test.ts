@@ -115,6 +115,7 @@ describe('Idempotency-Key', function () {
       const first = daemon.services.leadsWrite.create(tenant.customer.id, body, {
         first: claim.statements,
         atCommit: (created) => [claim.complete(201, JSON.stringify(createResponse(created)))],
+        atFailure: () => [],
         beforeCommit: async () => {
           entered()
           await held
@@ -144,6 +145,7 @@ describe('Idempotency-Key', function () {
       const failing = daemon.services.leadsWrite.create(tenant.customer.id, body, {
         first: claim.statements,
         atCommit: () => [],
+        atFailure: () => [],
         beforeCommit: async () => {
           throw new Error('the process died')
         },

@@ -1,0 +1,75 @@
+/** One item's result from a group: its value, or the error that refused it alone. */
+export type Settled<O> = {value: O} | {error: unknown}
+
+export interface GroupCommitOptions {
+  /** Groups written at once; more items wait and go together in the next group. */
+  maxInFlight: number
+  /** Items per group at most. */
+  maxGroup: number
+  /**
+   * A group in flight longer than this stops counting against maxInFlight, so one that waits on
+   * a row lock (a bulk request holding the same person, a long transaction) does not hold up
+   * every other write of the process.
+   */
+  slowMs: number
+}
+
+/**
+ * Group commit for independent writes: an item that finds a free slot is written at once (alone
+ * when the process is idle, so a lone request waits for nobody), and the items that arrive while
+ * the slots are busy go together in the next group, one transaction and its round trips shared.
+ *
+ * `write` settles each item of a group on its own, or throws when the group as a whole failed
+ * (a statement refused, a lost connection). A failed group of several is written again item by
+ * item, so one item's conflict never fails the others; a failed item alone gets the error.
+ */
+export class GroupCommitter<I, O> {
+  private readonly waiting: Array<{item: I; settle: (outcome: Settled<O>) => void}> = []
+  private counted = 0
+
+  constructor(
+    private readonly write: (items: readonly I[]) => Promise<Array<Settled<O>>>,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({item, settle: (outcome) => ('value' in outcome ? resolve(outcome.value) : reject(outcome.error))})
+      this.startGroups()
+    })
+  }
+
+  private startGroups(): void {
+    while (this.counted < this.options.maxInFlight && this.waiting.length > 0) {
+      void this.runGroup(this.waiting.splice(0, this.options.maxGroup))
+    }
+  }
+
+  private async runGroup(group: Array<{item: I; settle: (outcome: Settled<O>) => void}>): Promise<void> {
+    this.counted++
+    let counting = true
+    const release = () => {
+      if (!counting) return
+      counting = false
+      this.counted--
+      this.startGroups()
+    }
+    const slow = setTimeout(release, this.options.slowMs)
+    try {
+      const outcomes = await this.writeGroup(group.map((entry) => entry.item))
+      group.forEach((entry, index) => entry.settle(outcomes[index]!))
+    } finally {
+      clearTimeout(slow)
+      release()
+    }
+  }
+
+  private async writeGroup(items: readonly I[]): Promise<Array<Settled<O>>> {
+    try {
+      return await this.write(items)
+    } catch (error) {
+      if (items.length === 1) return [{error}]
+      return Promise.all(items.map(async (item) => (await this.writeGroup([item]))[0]!))
+    }
+  }
+}
