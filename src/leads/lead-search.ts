@@ -200,7 +200,11 @@ export class LeadSearchIndex {
     }
     const statements: Statement[] = []
     for (let start = 0; start < removed.length; start += 200) {
-      statements.push(compile(this.db('lead_search_words').whereIn(['customer_id', 'word', 'lead_id'], removed.slice(start, start + 200)).delete()))
+      // Expanded ORs of whole keys: MariaDB reads a row constructor IN (…) as a scan of the table
+      // (130,000 words examined per merge, 0.3-0.5 s with every word locked), these as key lookups.
+      const query = this.db('lead_search_words')
+      for (const [customerId, word, leadId] of removed.slice(start, start + 200)) query.orWhere({customer_id: customerId, word, lead_id: leadId})
+      statements.push(compile(query.delete()))
     }
     const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < added.length; start += chunk) statements.push(compile(this.db('lead_search_words').insert(added.slice(start, start + chunk))))

@@ -3,6 +3,7 @@ import {expect} from 'chai'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {LeadSearchIndex} from '../../src/leads/lead-search.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 const LEADS = '/api/agents/crm/leads'
@@ -151,6 +152,23 @@ describe('search', function () {
       expect(await search('ortiz')).to.deep.equal([])
       expect(await search('pepe')).to.deep.equal(['jose'])
       expect((await search('grace')).length).to.equal(4)
+    })
+
+    it('removes the old words of a renamed lead by their keys, never by reading the whole table', async function () {
+      const lead = leadRecord(tenant, {contactName: 'Ann', contactEmail: null})
+      const statements = new LeadSearchIndex(daemon.services.db).apply([{before: lead, after: {...lead, contactName: 'Bob'}}])
+      const deletes = statements.filter((statement) => /^delete/i.test(statement.sql))
+      expect(deletes).to.have.length(1)
+      for (const {sql, bindings} of deletes) {
+        if (backend.name === 'mysql') {
+          // A row constructor IN (…) of one key was planned as a scan of every word (type ALL).
+          const [plan] = (await daemon.services.db.raw(`EXPLAIN ${sql}`, [...bindings])) as [Array<{type: string; key: string | null}>]
+          expect(plan.map((row) => [row.type, row.key])).to.deep.equal([['range', 'PRIMARY']])
+        } else {
+          const plan = (await daemon.services.db.raw(`EXPLAIN QUERY PLAN ${sql}`, [...bindings])) as Array<{detail: string}>
+          expect(plan.map((row) => row.detail).join('; ')).to.match(/^(MULTI-INDEX OR; )?(INDEX \d+; )?SEARCH lead_search_words USING/)
+        }
+      }
     })
 
     it('rebuilds the words of leads written around the service with reindex', async function () {
