@@ -1,15 +1,12 @@
 import type {IdempotencyDecision} from '../src/idempotency/idempotency-service.js'
-import {NO_HOOKS, type WriteHooks} from '../src/leads/leads-write-service.js'
+import {NO_HOOKS, type StoredResponse, type WriteHooks} from '../src/leads/leads-write-service.js'
 import type {Services} from '../src/services.js'
 import {AppError} from '../src/shared/errors.js'
 import type {AppContext} from './context.js'
 import {appErrorEnvelope} from './middleware/errors.js'
 
 /** A write route's answer. */
-export interface WriteResponse {
-  statusCode: number
-  body: string
-}
+export type WriteResponse = StoredResponse
 
 /** Claims of a key refused this many times in a row (each time for a record that then vanished) give up. */
 const CLAIM_ATTEMPTS = 3
@@ -45,11 +42,13 @@ export async function respondIdempotently<R>(
     const started = performance.now()
     try {
       const result = await write({
-        first: claim.statements,
-        atCommit: (result) => [claim.complete(answer(result).statusCode, answer(result).body)],
-        atFailure: (error) => {
-          storedRefusal = error
-          return [claim.complete(error.status, JSON.stringify(appErrorEnvelope(error)))]
+        key: {
+          claim,
+          respond: (outcome) => {
+            if (!(outcome instanceof AppError)) return answer(outcome)
+            storedRefusal = outcome
+            return {statusCode: outcome.status, body: JSON.stringify(appErrorEnvelope(outcome))}
+          },
         },
       })
       send(ctx, answer(result))

@@ -125,6 +125,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const consumer = `${os.hostname()}:${process.pid}`
   const queue: DispatchQueue = redis ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger) : new MemoryQueue()
   const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
+  const idempotencyStore = new IdempotencyStore(db)
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
   const metrics = new Metrics(deliveriesStore, clock)
   const keysStore = new KeysStore(db)
@@ -139,10 +140,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     keys,
     keyAuthenticator,
     leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
-    leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, clock),
+    leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, idempotencyStore, clock),
     leadCounts: new LeadCountsStore(db),
     searchIndex: new LeadSearchIndex(db),
-    idempotency: new IdempotencyService(new IdempotencyStore(db), clock),
+    idempotency: new IdempotencyService(idempotencyStore, clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
     limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),
     metrics,

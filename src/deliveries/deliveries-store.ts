@@ -45,10 +45,12 @@ const LAST_ERROR_MAX = 500
 export class DeliveriesStore {
   constructor(private readonly db: Db) {}
 
-  /** Writes one pending delivery per webhook, inside the event's transaction; marked dispatched now, as the caller enqueues right after commit. */
-  /** The pending deliveries of an event, one per webhook: their ids and the insert to send in the event's transaction. */
-  forEvent(customerId: string, eventId: string, webhookIds: readonly string[], now: number): {ids: string[]; statements: Statement[]} {
-    const rows = webhookIds.map((webhookId) => ({
+  /**
+   * Pending deliveries (one per event and webhook), marked dispatched now, as the caller enqueues
+   * right after commit: their ids and the insert to send in the events' transaction.
+   */
+  forEvents(deliveries: ReadonlyArray<{customerId: string; eventId: string; webhookId: string; now: number}>): {ids: string[]; statements: Statement[]} {
+    const rows = deliveries.map(({customerId, eventId, webhookId, now}) => ({
       id: randomUUID(),
       customer_id: customerId,
       webhook_id: webhookId,

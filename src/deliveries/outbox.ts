@@ -23,9 +23,9 @@ export class DeliveryOutbox {
     return this.webhooks.subscribersRead(customerId, type)
   }
 
-  /** The deliveries of an event to its subscribers: their ids, for dispatch() after commit, and the statements that record them. */
-  record(event: {id: string; customerId: string; createdAt: number}, webhookIds: readonly string[]): {ids: string[]; statements: Statement[]} {
-    return this.deliveries.forEvent(event.customerId, event.id, webhookIds, event.createdAt)
+  /** The deliveries of events to their subscribers: their ids, for dispatch() after commit, and the statements that record them. */
+  record(events: ReadonlyArray<{event: {id: string; customerId: string; createdAt: number}; webhookIds: readonly string[]}>): {ids: string[]; statements: Statement[]} {
+    return this.deliveries.forEvents(events.flatMap(({event, webhookIds}) => webhookIds.map((webhookId) => ({customerId: event.customerId, eventId: event.id, webhookId, now: event.createdAt}))))
   }
 
   async dispatch(deliveryIds: readonly string[]): Promise<void> {

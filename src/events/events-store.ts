@@ -18,18 +18,28 @@ export interface StoredEvent {
 export class EventsStore {
   constructor(private readonly db: Db) {}
 
-  /** An event and its insert, sent in the transaction of the change, so it exists exactly when the change does. */
-  insert(event: Omit<StoredEvent, 'id'>): {event: StoredEvent; statement: Statement} {
-    const stored = {id: randomUUID(), ...event}
-    const statement = compile(this.db('events').insert({
-      id: stored.id,
-      customer_id: stored.customerId,
-      type: stored.type,
-      lead_id: stored.leadId,
-      payload: JSON.stringify(stored.payload),
-      created_at: stored.createdAt,
-    }))
-    return {event: stored, statement}
+  /** A new event (its id given here), to be inserted with insertStatements in the transaction of its change. */
+  event(event: Omit<StoredEvent, 'id'>): StoredEvent {
+    return {id: randomUUID(), ...event}
+  }
+
+  /** The insert of events, sent in the transaction of their change, so each exists exactly when its change does. */
+  insertStatements(events: readonly StoredEvent[]): Statement[] {
+    if (events.length === 0) return []
+    return [
+      compile(
+        this.db('events').insert(
+          events.map((event) => ({
+            id: event.id,
+            customer_id: event.customerId,
+            type: event.type,
+            lead_id: event.leadId,
+            payload: JSON.stringify(event.payload),
+            created_at: event.createdAt,
+          })),
+        ),
+      ),
+    ]
   }
 
   async find(id: string): Promise<StoredEvent | null> {

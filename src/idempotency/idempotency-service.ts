@@ -3,7 +3,6 @@ import {createHash} from 'node:crypto'
 import {configure} from 'safe-stable-stringify'
 
 import {isNowaitRefusal, isUniqueViolation} from '../db/errors.js'
-import type {Statement} from '../db/statements.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
@@ -28,12 +27,6 @@ export interface IdempotencyTicket {
   requestHash: string
 }
 
-/** A write's claim on its key: statements that open its transaction, and the one its commit stores the response with. */
-export interface IdempotencyClaim {
-  statements: Statement[]
-  complete(statusCode: number, body: string): Statement
-}
-
 /** Why a write's claim failed: the key is stored already, or its first request still holds it. */
 export type ClaimRefusal = 'stored' | 'held'
 
@@ -43,7 +36,7 @@ const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress. R
 const OTHER_BODY = 'Idempotency-Key was already used with a different request body. Use a new key for a new request.'
 
 /**
- * Idempotency-Key handling. A write claims its key in its own transaction (IdempotencyClaim), so
+ * Idempotency-Key handling. A write claims its key in its own transaction (see WriteHooks), so
  * the key, the change and the stored response commit together or not at all: a write that fails
  * leaves the key free for a retry. A refused claim is answered from the stored record.
  */
@@ -62,10 +55,9 @@ export class IdempotencyService {
     return {customerId, endpoint, key, requestHash}
   }
 
-  /** A claim for one attempt of the write. */
-  claim(ticket: IdempotencyTicket): IdempotencyClaim {
-    const record = this.record(ticket)
-    return {statements: this.store.claim(record), complete: (statusCode, body) => this.store.complete(record, statusCode, body)}
+  /** The record one attempt of the write claims in its transaction (IdempotencyStore.claimStatements). */
+  claim(ticket: IdempotencyTicket): IdempotencyRecord {
+    return this.record(ticket)
   }
 
   /** Whether a write failed because of its claim, given the error and how long the attempt took. */

@@ -32,19 +32,25 @@ export class IdempotencyStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * The statements that claim a key at the start of a write's transaction. The insert fails on a
-   * key already stored. On MySQL a locking read with NOWAIT goes first: a key whose first request
-   * is still in its transaction fails it at once, where the insert would wait for that request.
+   * The statements that claim keys at the start of a write's transaction (several writes grouped
+   * in one transaction claim theirs together). The insert fails on a key already stored. On MySQL
+   * a locking read with NOWAIT goes first: a key whose first request is still in its transaction
+   * fails it at once, where the insert would wait for that request.
    */
-  claim(record: IdempotencyRecord): Statement[] {
-    const insert = compile(this.db('idempotency_keys').insert(toRow(record)))
+  claimStatements(records: readonly IdempotencyRecord[]): Statement[] {
+    if (records.length === 0) return []
+    const insert = compile(this.db('idempotency_keys').insert(records.map(toRow)))
     if (!isMysql(this.db)) return [insert]
-    return [compile(this.db('idempotency_keys').where(where(record)).select('status_code').forUpdate().noWait()), insert]
+    const held = this.db('idempotency_keys').select('status_code')
+    for (const record of records) held.orWhere(where(record))
+    return [compile(held.forUpdate().noWait()), insert]
   }
 
-  /** Stores the response of a claim: the statement goes out with the write's COMMIT. */
-  complete(claim: IdempotencyRecord, statusCode: number, responseBody: string): Statement {
-    return compile(this.db('idempotency_keys').where(where(claim)).update({status_code: statusCode, response_body: responseBody}))
+  /** Stores the responses of claimed keys: one statement that goes out with the write's COMMIT. */
+  completeStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
+    if (entries.length === 0) return []
+    const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
+    return [compile(this.db('idempotency_keys').insert(rows).onConflict(['customer_id', 'endpoint', 'idempotency_key']).merge(['status_code', 'response_body']))]
   }
 
   /** Inserts a finished record on its own (a response no write stored); false when the key is already stored. */

@@ -5,7 +5,8 @@ import {GroupCommitter, type Settled} from '../db/group-commit.js'
 import {StatementBatch, type Statement} from '../db/statements.js'
 import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
-import type {EventsStore} from '../events/events-store.js'
+import type {EventsStore, StoredEvent} from '../events/events-store.js'
+import type {IdempotencyRecord, IdempotencyStore} from '../idempotency/idempotency-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
 import {bodyAjv, toValidationError} from '../shared/ajv.js'
 import {type Clock, systemClock} from '../shared/clock.js'
@@ -51,22 +52,27 @@ export interface BulkResult {
   unknownCustomFields: Array<{slug: string; rows: number[]}>
 }
 
+/** A response stored under an Idempotency-Key. */
+export interface StoredResponse {
+  statusCode: number
+  body: string
+}
+
 /**
- * Statements a caller adds to a write's transaction: `first` opens it (the Idempotency-Key's
- * claim), `atCommit` goes out with its COMMIT (the stored response). A deadlock retry calls
- * atCommit again with that attempt's result.
+ * What a caller adds to a write: the Idempotency-Key it claims in the write's transaction (the
+ * claim opens the transaction, the response is stored with its COMMIT, so both commit with the
+ * change or not at all). `respond` gives the response to store: the result's, or, for a create
+ * refused alone by its input (a 4xx) inside a group that commits, the refusal's. A deadlock retry
+ * calls it again with that attempt's outcome.
  */
 export interface WriteHooks<R> {
-  first: readonly Statement[]
-  atCommit(result: R): readonly Statement[]
-  /** Statements for the commit of a group whose create was refused alone by its input (a 4xx): the refusal's record. */
-  atFailure(error: AppError): readonly Statement[]
+  key?: {claim: IdempotencyRecord; respond(outcome: R | AppError): StoredResponse}
   /** Runs with everything written and before the commit: tests hold a write open with it. */
   beforeCommit?: () => Promise<void>
 }
 
 /** A write with nothing added by its caller (no Idempotency-Key). */
-export const NO_HOOKS: WriteHooks<never> = {first: [], atCommit: () => [], atFailure: () => []}
+export const NO_HOOKS: WriteHooks<never> = {}
 
 /**
  * How single creates are grouped (GroupCommitter). Two groups in flight: one in the database while
@@ -98,6 +104,7 @@ export class LeadsWriteService {
     private readonly customers: CustomersStore,
     private readonly events: EventsStore,
     private readonly outbox: DeliveryOutbox,
+    private readonly idempotency: IdempotencyStore,
     private readonly clock: Clock = systemClock,
     private readonly setups: SetupCache = new SetupCache(),
   ) {}
@@ -122,10 +129,8 @@ export class LeadsWriteService {
   private async writeCreates(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
     let deliveryIds: string[] = []
     const outcomes = await inWriteTransaction(this.db, async (trx) => {
-      // A deadlock retry runs this again: only the attempt that commits may leave ids to dispatch.
-      deliveryIds = []
-      const reads = new StatementBatch()
-      for (const request of requests) reads.add(...request.hooks.first)
+      const keys = requests.flatMap((request) => (request.hooks.key ? [request.hooks.key] : []))
+      const reads = new StatementBatch().add(...this.idempotency.claimStatements(keys.map((key) => key.claim)))
       // Customers in id order, so two groups lock their match keys in the same order.
       const customers = [...groupByCustomer(requests)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([customerId, members]) => ({
         customerId,
@@ -138,8 +143,12 @@ export class LeadsWriteService {
 
       const settled = new Map<CreateRequest, Settled<CreateResult>>()
       const leadWrites: Statement[] = []
-      const eventWrites: Statement[] = []
-      const commitWrites: Statement[] = []
+      const events: StoredEvent[] = []
+      const deliveries: Array<{event: StoredEvent; webhookIds: string[]}> = []
+      const responses: CompletedKey[] = []
+      const store = (request: CreateRequest, outcome: CreateResult | AppError) => {
+        if (request.hooks.key) responses.push(storedResponse(request.hooks.key, outcome))
+      }
       const now = this.clock.now()
       for (const customer of customers) {
         const known = await customer.setup(trx)
@@ -156,26 +165,27 @@ export class LeadsWriteService {
             changed.set(record.id, record)
             const [lead] = (await this.leads.withRelations(customer.customerId, [record], this.db, known.stages)) as [LeadWithRelations]
             if (!match) {
-              const {event, statement} = this.events.insert({customerId: customer.customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
-              const deliveries = this.outbox.record(event, customer.subscribers())
-              deliveryIds.push(...deliveries.ids)
-              eventWrites.push(statement, ...deliveries.statements)
+              const event = this.events.event({customerId: customer.customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
+              events.push(event)
+              deliveries.push({event, webhookIds: customer.subscribers()})
             }
             const created = {lead, merged: match !== null, unknownCustomFields: input.unknownCustomFields}
             settled.set(request, {value: created})
-            commitWrites.push(...request.hooks.atCommit(created))
+            store(request, created)
           } catch (error) {
             if (!(error instanceof AppError) || error.status >= 500) throw error
             settled.set(request, {error})
-            commitWrites.push(...request.hooks.atFailure(error))
+            store(request, error)
           }
         }
         leadWrites.push(...this.leads.writeStatements([...changed.values()], stored))
       }
+      const outbox = this.outbox.record(deliveries)
+      deliveryIds = outbox.ids
       const holds = requests.flatMap((request) => (request.hooks.beforeCommit ? [request.hooks.beforeCommit] : []))
       return {
         value: requests.map((request) => settled.get(request)!),
-        commitWith: [...leadWrites, ...eventWrites, ...commitWrites],
+        commitWith: [...leadWrites, ...this.events.insertStatements(events), ...outbox.statements, ...this.idempotency.completeStatements(responses)],
         beforeCommit: holds.length === 0 ? undefined : async () => void (await Promise.all(holds.map((hold) => hold()))),
       }
     })
@@ -189,7 +199,7 @@ export class LeadsWriteService {
     const drafts = request.leads.map((raw) => attempt(() => readLeadDraft(raw)))
     const write = !request.dryRun
     return inWriteTransaction(this.db, async (trx) => {
-      const reads = new StatementBatch().add(...hooks.first)
+      const reads = new StatementBatch().add(...this.idempotency.claimStatements(hooks.key ? [hooks.key.claim] : []))
       const setup = this.readSetup(reads, customerId)
       // A dry run reads without locking and writes nothing.
       const candidates = this.readCandidates(reads, customerId, drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])), write)
@@ -204,7 +214,8 @@ export class LeadsWriteService {
       const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(known.stages)}, this.clock.now())
       const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields: unknownFieldReport(rows)}
       const writes = write ? this.leads.upsertStatements(plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
-      return {value: result, commitWith: [...writes, ...hooks.atCommit(result)], beforeCommit: hooks.beforeCommit}
+      const stored = hooks.key ? this.idempotency.completeStatements([storedResponse(hooks.key, result)]) : []
+      return {value: result, commitWith: [...writes, ...stored], beforeCommit: hooks.beforeCommit}
     })
   }
 
@@ -260,6 +271,14 @@ function parseBulkRequest(body: unknown): {leads: unknown[]; dryRun: boolean; on
   const copy = {...(body as Record<string, unknown>)}
   if (!validateBulk(copy)) throw toValidationError(validateBulk.errors?.[0], (param) => BULK_RULES[param], 'field')
   return {leads: copy['leads'] as unknown[], dryRun: copy['dry_run'] as boolean, onDuplicate: copy['on_duplicate'] as OnDuplicate}
+}
+
+/** A claimed key with the response its write stores. */
+type CompletedKey = {claim: IdempotencyRecord; statusCode: number; responseBody: string}
+
+function storedResponse<R>(key: NonNullable<WriteHooks<R>['key']>, outcome: R | AppError): CompletedKey {
+  const {statusCode, body} = key.respond(outcome)
+  return {claim: key.claim, statusCode, responseBody: body}
 }
 
 function groupByCustomer(requests: readonly CreateRequest[]): Map<string, CreateRequest[]> {

@@ -75,7 +75,7 @@ describe('the change feed', function () {
     })
 
     /** Starts a write whose transaction stays open (its time already stamped) until released. */
-    const holding = (hold: () => Promise<void>) => ({first: [], atCommit: () => [], atFailure: () => [], beforeCommit: hold})
+    const holding = (hold: () => Promise<void>) => ({beforeCommit: hold})
     const heldWrites = {
       create: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_name: 'Slow'}, holding(hold)),
       merge: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}, holding(hold)),

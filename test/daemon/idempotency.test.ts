@@ -3,6 +3,7 @@ import {expect} from 'chai'
 import {IdempotencyService} from '../../src/idempotency/idempotency-service.js'
 import {IdempotencyStore} from '../../src/idempotency/idempotency-store.js'
 import {createResponse} from '../../src/leads/lead-view.js'
+import type {CreateResult} from '../../src/leads/leads-write-service.js'
 import {ConflictError, ValidationError} from '../../src/shared/errors.js'
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
@@ -113,9 +114,7 @@ describe('Idempotency-Key', function () {
       let entered!: () => void
       const inside = new Promise<void>((resolve) => (entered = resolve))
       const first = daemon.services.leadsWrite.create(tenant.customer.id, body, {
-        first: claim.statements,
-        atCommit: (created) => [claim.complete(201, JSON.stringify(createResponse(created)))],
-        atFailure: () => [],
+        key: {claim, respond: (created) => ({statusCode: 201, body: JSON.stringify(createResponse(created as CreateResult))})},
         beforeCommit: async () => {
           entered()
           await held
@@ -143,9 +142,7 @@ describe('Idempotency-Key', function () {
       const idempotency = daemon.services.idempotency
       const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, 'fails-once', body))
       const failing = daemon.services.leadsWrite.create(tenant.customer.id, body, {
-        first: claim.statements,
-        atCommit: () => [],
-        atFailure: () => [],
+        key: {claim, respond: () => ({statusCode: 201, body: '{}'})},
         beforeCommit: async () => {
           throw new Error('the process died')
         },

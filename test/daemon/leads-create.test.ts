@@ -224,5 +224,69 @@ describe('POST /api/agents/crm/leads', function () {
         expect(await counts(daemon, tenant)).to.deep.equal({leads: 16, events: 16})
       })
     })
+
+    describe('creates written together (group commit)', function () {
+      /** Sends the bodies at once over HTTP, each under its own Idempotency-Key. */
+      const together = (bodies: unknown[], prefix: string) => Promise.all(bodies.map((body, i) => create(body, `${prefix}-${i}`)))
+
+      it('resolves the creates of one group in arrival order: one person once, a refusal alone', async function () {
+        const write = (body: unknown) => daemon.services.leadsWrite.create(tenant.customer.id, body)
+        // The first two take the free slots; the rest arrive while those are written and go as one group.
+        const outcomes = await Promise.allSettled([
+          write({contact_name: 'Filler 1'}),
+          write({contact_name: 'Filler 2'}),
+          write({contact_name: 'First', contact_email: 'same@example.org', custom_fields: {budget: 1}}),
+          write({contact_name: 'Bad stage', stage_slug: 'nope'}),
+          write({contact_name: 'Second', contact_email: 'SAME@example.org', custom_fields: {notes: 'later'}}),
+          write({contact_name: 'Third', contact_phone: '555 030 0000'}),
+        ])
+        const [, , first, refused, second, third] = outcomes
+        if (first?.status !== 'fulfilled' || second?.status !== 'fulfilled' || third?.status !== 'fulfilled') throw new Error('a create failed')
+        expect(refused?.status === 'rejected' && (refused.reason as {param?: string}).param).to.equal('stage_slug')
+        expect([first.value.merged, second.value.merged, third.value.merged]).to.deep.equal([false, true, false])
+        expect(second.value.lead.id).to.equal(first.value.lead.id)
+        // Each answer is the lead as its own create left it.
+        expect(first.value.lead).to.include({contactName: 'First'})
+        expect(first.value.lead.customFields).to.deep.equal({budget: 1})
+        expect(second.value.lead).to.include({contactName: 'Second'})
+        expect(second.value.lead.customFields).to.deep.equal({budget: 1, notes: 'later'})
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 4, events: 4})
+        const events = await new EventsStore(daemon.services.db).listForLead(tenant.customer.id, first.value.lead.id)
+        expect(events.map((event) => (event.payload as {contact_name: string}).contact_name)).to.deep.equal(['First'])
+      })
+
+      it('answers each create of a burst as if it were sent alone: refusals alone, one person once, every key replayable', async function () {
+        const bodies = [
+          {contact_name: 'First', contact_email: 'same@example.org'},
+          {contact_name: 'Bad stage', stage_slug: 'nope'},
+          {contact_name: 'Second', contact_email: 'SAME@example.org', custom_fields: {notes: 'later'}},
+          {contact_name: 'Wrong type', custom_fields: {budget: 'lots'}},
+          ...Array.from({length: 16}, (_, i) => ({contact_name: `Other ${i}`, contact_phone: `555 020 ${String(i).padStart(4, '0')}`})),
+        ]
+        const responses = await together(bodies, 'burst')
+        expect(responses.map((r) => r.status)).to.deep.equal([201, 400, 201, 400, ...Array(16).fill(201)])
+        expect(responses[1]!.body.error).to.include({type: 'invalid_request_error', code: 400, param: 'stage_slug'})
+        expect(responses[3]!.body.error).to.include({code: 400, param: 'custom_fields.budget'})
+        // Whichever of the two came first created the lead; the other merged into it.
+        const [first, second] = [responses[0]!.body, responses[2]!.body]
+        expect(first.lead.id).to.equal(second.lead.id)
+        expect([first.merged, second.merged].sort()).to.deep.equal([false, true])
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 17, events: 17})
+
+        const replays = await together(bodies, 'burst')
+        expect(replays.map((r) => r.headers.get('idempotent-replayed'))).to.deep.equal(Array(bodies.length).fill('true'))
+        expect(replays.map((r) => r.text)).to.deep.equal(responses.map((r) => r.text))
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 17, events: 17})
+      })
+
+      it('keeps the other creates of a burst when one key was used before with another body', async function () {
+        expect((await create({contact_name: 'Original'}, 'burst-reused-0')).status).to.equal(201)
+        const bodies = [{contact_name: 'Another body'}, ...Array.from({length: 11}, (_, i) => ({contact_email: `burst${i}@example.org`}))]
+        const responses = await together(bodies, 'burst-reused')
+        expect(responses.map((r) => r.status)).to.deep.equal([409, ...Array(11).fill(201)])
+        expect(responses[0]!.body.error.message).to.match(/different request body/)
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 12, events: 12})
+      })
+    })
   })
 })

@@ -1,0 +1,90 @@
+import {expect} from 'chai'
+
+import {GroupCommitter, type Settled} from '../../../src/db/group-commit.js'
+import {rejectsWith} from '../../helpers/fixtures.js'
+
+/** A write function that records its groups and finishes each when the test says so. */
+function recordingWriter(fail: (items: readonly number[]) => Error | null = () => null) {
+  const groups: number[][] = []
+  const finish: Array<() => void> = []
+  const write = (items: readonly number[]) =>
+    new Promise<Array<Settled<number>>>((resolve, reject) => {
+      groups.push([...items])
+      finish.push(() => {
+        const error = fail(items)
+        if (error) reject(error)
+        else resolve(items.map((item) => (item < 0 ? {error: new Error(`refused ${item}`)} : {value: item * 10})))
+      })
+    })
+  return {groups, finish, write}
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('GroupCommitter', function () {
+  it('writes an item at once while a slot is free, and the items that arrive meanwhile together', async function () {
+    const writer = recordingWriter()
+    const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
+    const first = committer.submit(1)
+    const rest = [2, 3, 4].map((item) => committer.submit(item))
+    expect(writer.groups).to.deep.equal([[1]])
+    writer.finish[0]!()
+    expect(await first).to.equal(10)
+    await tick()
+    expect(writer.groups).to.deep.equal([[1], [2, 3, 4]])
+    writer.finish[1]!()
+    expect(await Promise.all(rest)).to.deep.equal([20, 30, 40])
+  })
+
+  it('settles each item on its own: one refused item fails alone', async function () {
+    const writer = recordingWriter()
+    const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
+    const blocker = committer.submit(0)
+    const good = committer.submit(5)
+    const refused = committer.submit(-1)
+    writer.finish[0]!()
+    await blocker
+    await tick()
+    writer.finish[1]!()
+    expect(await good).to.equal(50)
+    expect((await rejectsWith(refused, Error)).message).to.equal('refused -1')
+  })
+
+  it('writes a failed group again item by item, so only the item that fails gets the error', async function () {
+    const writer = recordingWriter((items) => (items.includes(7) ? new Error('duplicate key 7') : null))
+    const committer = new GroupCommitter(async (items: readonly number[]) => {
+      const pending = writer.write(items)
+      writer.finish.at(-1)!()
+      return pending
+    }, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
+    const outcomes = await Promise.allSettled([1, 2, 7, 3].map((item) => committer.submit(item)))
+    expect(writer.groups).to.deep.equal([[1], [2, 7, 3], [2], [7], [3]])
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message))).to.deep.equal([10, 20, 'duplicate key 7', 30])
+  })
+
+  it('caps a group at maxGroup items', async function () {
+    const writer = recordingWriter()
+    const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 2, slowMs: 60_000})
+    const all = [1, 2, 3, 4, 5].map((item) => committer.submit(item))
+    for (let group = 0; group < 3; group++) {
+      writer.finish[group]!()
+      await tick()
+    }
+    expect(writer.groups).to.deep.equal([[1], [2, 3], [4, 5]])
+    expect(await Promise.all(all)).to.deep.equal([10, 20, 30, 40, 50])
+  })
+
+  it('lets a new group start when the one in flight is slow, so a lock wait does not hold up every write', async function () {
+    const writer = recordingWriter()
+    const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 20})
+    const stuck = committer.submit(1)
+    const next = committer.submit(2)
+    expect(writer.groups).to.deep.equal([[1]])
+    await new Promise((resolve) => setTimeout(resolve, 40))
+    expect(writer.groups).to.deep.equal([[1], [2]])
+    writer.finish[1]!()
+    expect(await next).to.equal(20)
+    writer.finish[0]!()
+    expect(await stuck).to.equal(10)
+  })
+})
