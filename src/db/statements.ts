@@ -16,6 +16,32 @@ export interface StatementResult {
   readonly affectedRows: number
 }
 
+/**
+ * A multi-row INSERT written out directly: knex's builder costs about 20 µs a row to compile (10 ms
+ * for a bulk request's leads). Every row must have every column of the first. `conflict` makes it
+ * an upsert that overwrites `update` on a duplicate key (MySQL and SQLite alike).
+ */
+export function insertRows<Row extends object>(
+  db: Knex,
+  table: string,
+  rows: readonly Row[],
+  conflict?: {keys: readonly string[]; update: readonly string[]},
+): Statement {
+  const columns = Object.keys(rows[0]!)
+  const tuple = `(${columns.map(() => '?').join(', ')})`
+  const bindings: Knex.Value[] = []
+  for (const row of rows) for (const column of columns) bindings.push((row as Record<string, Knex.Value>)[column] ?? null)
+  let sql = `INSERT INTO ${quoted(table)} (${columns.map(quoted).join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`
+  if (conflict && db.client.config.client === 'mysql2') sql += ` ON DUPLICATE KEY UPDATE ${conflict.update.map((column) => `${quoted(column)} = VALUES(${quoted(column)})`).join(', ')}`
+  else if (conflict) sql += ` ON CONFLICT (${conflict.keys.map(quoted).join(', ')}) DO UPDATE SET ${conflict.update.map((column) => `${quoted(column)} = excluded.${quoted(column)}`).join(', ')}`
+  return {sql, bindings}
+}
+
+/** An identifier in backticks, which MySQL and SQLite both read as a quoted name. */
+function quoted(name: string): string {
+  return `\`${name}\``
+}
+
 /** The statement a query builder (or raw query) would send. */
 export function compile(query: Knex.QueryBuilder | Knex.Raw): Statement {
   const {sql, bindings} = query.toSQL().toNative()

@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {compile, type Read, type Statement} from '../db/statements.js'
+import {compile, insertRows, type Read, type Statement} from '../db/statements.js'
 import type {AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus} from './delivery-types.js'
 
 interface Row {
@@ -62,7 +62,7 @@ export class DeliveriesStore {
       created_at: now,
       updated_at: now,
     }))
-    return {ids: rows.map((row) => row.id), statements: rows.length > 0 ? [compile(this.db('deliveries').insert(rows))] : []}
+    return {ids: rows.map((row) => row.id), statements: rows.length > 0 ? [insertRows(this.db, 'deliveries', rows)] : []}
   }
 
   /**

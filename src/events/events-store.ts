@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {compile, type Read, type Statement} from '../db/statements.js'
+import {compile, insertRows, type Read, type Statement} from '../db/statements.js'
 
 export interface StoredEvent {
   id: string
@@ -26,20 +26,15 @@ export class EventsStore {
   /** The insert of events, sent in the transaction of their change, so each exists exactly when its change does. */
   insertStatements(events: readonly StoredEvent[]): Statement[] {
     if (events.length === 0) return []
-    return [
-      compile(
-        this.db('events').insert(
-          events.map((event) => ({
-            id: event.id,
-            customer_id: event.customerId,
-            type: event.type,
-            lead_id: event.leadId,
-            payload: JSON.stringify(event.payload),
-            created_at: event.createdAt,
-          })),
-        ),
-      ),
-    ]
+    const rows = events.map((event) => ({
+      id: event.id,
+      customer_id: event.customerId,
+      type: event.type,
+      lead_id: event.leadId,
+      payload: JSON.stringify(event.payload),
+      created_at: event.createdAt,
+    }))
+    return [insertRows(this.db, 'events', rows)]
   }
 
   async find(id: string): Promise<StoredEvent | null> {

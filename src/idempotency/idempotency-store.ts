@@ -1,6 +1,6 @@
 import {isMysql, type Db} from '../db/knex.js'
 import {isUniqueViolation} from '../db/errors.js'
-import {compile, type Statement} from '../db/statements.js'
+import {compile, insertRows, type Statement} from '../db/statements.js'
 
 export interface IdempotencyRecord {
   customerId: string
@@ -39,7 +39,7 @@ export class IdempotencyStore {
    */
   claimStatements(records: readonly IdempotencyRecord[]): Statement[] {
     if (records.length === 0) return []
-    const insert = compile(this.db('idempotency_keys').insert(records.map(toRow)))
+    const insert = insertRows(this.db, 'idempotency_keys', records.map(toRow))
     if (!isMysql(this.db)) return [insert]
     const held = this.db('idempotency_keys').select('status_code')
     for (const record of records) held.orWhere(where(record))
@@ -50,7 +50,7 @@ export class IdempotencyStore {
   completeStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
     if (entries.length === 0) return []
     const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
-    return [compile(this.db('idempotency_keys').insert(rows).onConflict(['customer_id', 'endpoint', 'idempotency_key']).merge(['status_code', 'response_body']))]
+    return [insertRows(this.db, 'idempotency_keys', rows, {keys: ['customer_id', 'endpoint', 'idempotency_key'], update: ['status_code', 'response_body']})]
   }
 
   /** Inserts a finished record on its own (a response no write stored); false when the key is already stored. */

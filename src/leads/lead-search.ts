@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
-import {compile, type Statement} from '../db/statements.js'
+import {compile, insertRows, type Statement} from '../db/statements.js'
 import type {LeadWrite} from './lead-counts.js'
 import {normalizeEmail, phoneDigits} from './lead-matching.js'
 
@@ -207,7 +207,7 @@ export class LeadSearchIndex {
       statements.push(compile(query.delete()))
     }
     const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < added.length; start += chunk) statements.push(compile(this.db('lead_search_words').insert(added.slice(start, start + chunk))))
+    for (let start = 0; start < added.length; start += chunk) statements.push(insertRows(this.db, 'lead_search_words', added.slice(start, start + chunk)))
     return statements
   }
 

@@ -3,7 +3,7 @@ import type {Knex} from 'knex'
 import type {LeadLine} from '../customers/customer-types.js'
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import {compile, type Read, runEach, type Statement} from '../db/statements.js'
+import {compile, insertRows, type Read, runEach, type Statement} from '../db/statements.js'
 import {type LeadWrite, LeadCountsStore} from './lead-counts.js'
 import {countMatches, LeadSearchIndex, matchingIds, narrowestFirst, parseSearch, type SearchPlan, whereMatches} from './lead-search.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
@@ -197,7 +197,7 @@ export class LeadsStore {
     const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < keys.length; start += chunk) {
       const rows = keys.slice(start, start + chunk).map((matchKey) => ({customer_id: customerId, match_key: matchKey}))
-      statements.push(compile(this.db('lead_match_locks').insert(rows).onConflict(['customer_id', 'match_key']).merge(['match_key'])))
+      statements.push(insertRows(this.db, 'lead_match_locks', rows, {keys: ['customer_id', 'match_key'], update: ['match_key']}))
     }
     return statements
   }
@@ -242,7 +242,7 @@ export class LeadsStore {
     const statements: Statement[] = []
     const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < leads.length; start += chunk) {
-      statements.push(compile(this.db('leads').insert(leads.slice(start, start + chunk).map(leadToRow)).onConflict('id').merge(UPSERT_COLUMNS)))
+      statements.push(insertRows(this.db, 'leads', leads.slice(start, start + chunk).map(leadToRow), {keys: ['id'], update: UPSERT_COLUMNS}))
     }
     return [...statements, ...this.derivedWrites(leads.map((after) => ({before: before.get(after.id) ?? null, after})))]
   }
@@ -259,7 +259,7 @@ export class LeadsStore {
   insertStatements(leads: readonly LeadRecord[]): Statement[] {
     const statements: Statement[] = []
     const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < leads.length; start += chunk) statements.push(compile(this.db('leads').insert(leads.slice(start, start + chunk).map(leadToRow))))
+    for (let start = 0; start < leads.length; start += chunk) statements.push(insertRows(this.db, 'leads', leads.slice(start, start + chunk).map(leadToRow)))
     return [...statements, ...this.derivedWrites(leads.map((after) => ({before: null, after})))]
   }
 
