@@ -15,10 +15,19 @@ import {matchCandidates} from '../src/leads/lead-matching.js'
 import {newLead} from '../src/leads/lead-merge.js'
 import {LeadsStore} from '../src/leads/leads-store.js'
 
+export interface Percentiles {
+  median: number
+  p99: number
+}
+
 export interface FloorFigures {
-  singleMedianMs: number
+  single: Percentiles
   concurrentPerSecond: number
 }
+
+export const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+export const p99 = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!
+const percentiles = (values: readonly number[]): Percentiles => ({median: median(values), p99: p99(values)})
 
 export async function measureFloor(url: string, sequential: number, concurrent: number, concurrency: number): Promise<FloorFigures> {
   const pool = mysql.createPool({uri: url, connectionLimit: concurrency})
@@ -50,7 +59,7 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
       while (next < concurrent) await create(sequential + next++)
     }))
     const seconds = (performance.now() - started) / 1000
-    return {singleMedianMs: [...single].sort((a, b) => a - b)[Math.floor(single.length / 2)]!, concurrentPerSecond: concurrent / seconds}
+    return {single: percentiles(single), concurrentPerSecond: concurrent / seconds}
   } finally {
     await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
     await pool.end()
@@ -63,7 +72,7 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
  * built by the daemon's own stores before the clock starts and sent straight through mysql2 in
  * the same two round trips. What is left is what the database itself needs for the request.
  */
-export async function measureBulkFloor(url: string, customerId: string, requests: number, rows: (batch: number) => unknown[]): Promise<number> {
+export async function measureBulkFloor(url: string, customerId: string, requests: number, rows: (batch: number) => unknown[]): Promise<Percentiles> {
   const db = createDb({client: 'mysql', url})
   const pool = mysql.createPool({uri: url, connectionLimit: 1, multipleStatements: true})
   try {
@@ -91,7 +100,7 @@ export async function measureBulkFloor(url: string, customerId: string, requests
         connection.release()
       }
     }
-    return [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!
+    return percentiles(times)
   } finally {
     await pool.end()
     await db.destroy()

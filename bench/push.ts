@@ -15,7 +15,7 @@ import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {spawnDaemon} from './daemon-process.js'
 import {LoadConnection, type LoadResponse} from './http-load.js'
-import {measureBulkFloor, measureFloor} from './push-floor.js'
+import {measureBulkFloor, measureFloor, median, p99, type Percentiles} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
 const BULK_REQUESTS = 30
@@ -25,12 +25,16 @@ const CONCURRENCY = 16
 
 interface Figures {
   bulkNewMedianMs: number
+  bulkNewP99Ms: number
   bulkMergeMedianMs: number
+  bulkMergeP99Ms: number
   singleMedianMs: number
-  singleP95Ms: number
+  singleP99Ms: number
   concurrentPerSecond: number
+  concurrentMedianMs: number
+  concurrentP99Ms: number
   /** MariaDB only: the same statements as a bulk request of new leads, sent straight through mysql2. */
-  bulkFloorMedianMs?: number
+  bulkFloor?: Percentiles
 }
 
 async function timed(work: () => Promise<LoadResponse>, expected: number): Promise<number> {
@@ -40,8 +44,6 @@ async function timed(work: () => Promise<LoadResponse>, expected: number): Promi
   return performance.now() - started
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]!
 
 async function measure(label: string, env: Record<string, string>): Promise<Figures> {
   const daemonEnv = {LEADS_MASTER_KEY: MASTER_KEY, ...env}
@@ -81,12 +83,13 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     }
 
     let next = 0
+    const concurrent: number[] = []
     const started = performance.now()
     await Promise.all(
       connections.map(async (connection) => {
         while (next < SINGLE_CONCURRENT) {
           const i = next++
-          await timed(() => post(connection, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `555-400-${String(i).padStart(4, '0')}`}), 201)
+          concurrent[i] = await timed(() => post(connection, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `555-400-${String(i).padStart(4, '0')}`}), 201)
         }
       }),
     )
@@ -95,12 +98,16 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     await daemon.stop()
     const mysqlUrl = env['LEADS_DATABASE_URL']?.startsWith('mysql') ? env['LEADS_DATABASE_URL'] : undefined
     return {
-      ...(mysqlUrl ? {bulkFloorMedianMs: await measureBulkFloor(mysqlUrl, customer.id, BULK_REQUESTS, (batch) => rows(BULK_REQUESTS + batch))} : {}),
+      ...(mysqlUrl ? {bulkFloor: await measureBulkFloor(mysqlUrl, customer.id, BULK_REQUESTS, (batch) => rows(BULK_REQUESTS + batch))} : {}),
       bulkNewMedianMs: median(bulkNew),
+      bulkNewP99Ms: p99(bulkNew),
       bulkMergeMedianMs: median(bulkMerge),
+      bulkMergeP99Ms: p99(bulkMerge),
       singleMedianMs: median(single),
-      singleP95Ms: p95(single),
+      singleP99Ms: p99(single),
       concurrentPerSecond: SINGLE_CONCURRENT / seconds,
+      concurrentMedianMs: median(concurrent),
+      concurrentP99Ms: p99(concurrent),
     }
   } finally {
     for (const connection of connections) connection.close()
@@ -117,12 +124,16 @@ const results: Array<[string, Figures]> = []
 for (const [label, env] of backends) results.push([label, await measure(label, env)])
 fs.rmSync(dir, {recursive: true, force: true})
 
-const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloorMedianMs'>, string]> = [
+const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor'>, string]> = [
   ['bulk 500 new rows, median ms', 'bulkNewMedianMs', '< 50'],
+  ['bulk 500 new rows, p99 ms', 'bulkNewP99Ms', ''],
   ['bulk 500 merging rows, median ms', 'bulkMergeMedianMs', '< 200'],
+  ['bulk 500 merging rows, p99 ms', 'bulkMergeP99Ms', ''],
   ['single create c=1, median ms', 'singleMedianMs', '< 10'],
-  ['single create c=1, p95 ms', 'singleP95Ms', ''],
+  ['single create c=1, p99 ms', 'singleP99Ms', ''],
   [`single create c=${CONCURRENCY}, creates/s`, 'concurrentPerSecond', '>= 400'],
+  [`single create c=${CONCURRENCY}, median ms`, 'concurrentMedianMs', ''],
+  [`single create c=${CONCURRENCY}, p99 ms`, 'concurrentP99Ms', ''],
 ]
 console.log(`Push through the daemon over loopback: ${BULK_REQUESTS} bulk requests of each kind, ${SINGLE_SEQUENTIAL} sequential and ${SINGLE_CONCURRENT} concurrent single creates, each with an Idempotency-Key`)
 const header = ['metric', ...results.map(([label]) => label), ...(results.length > 1 ? ['mariadb/sqlite'] : []), 'bar (mariadb)']
@@ -138,8 +149,8 @@ if (mysqlUrl) {
   // Measured right after the API, in the same run, so both see the same machine.
   const floor = await measureFloor(mysqlUrl, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY)
   const api = results[1]![1]
-  console.log(`Floor on MariaDB (the same two-insert transaction straight through mysql2): c=1 median ${floor.singleMedianMs.toFixed(2)} ms, c=${CONCURRENCY} ${floor.concurrentPerSecond.toFixed(0)} transactions/s`)
+  console.log(`Floor on MariaDB (the same two-insert transaction straight through mysql2): c=1 median ${floor.single.median.toFixed(2)} ms, p99 ${floor.single.p99.toFixed(2)} ms; c=${CONCURRENCY} ${floor.concurrentPerSecond.toFixed(0)} transactions/s`)
   // Bars (MariaDB + Redis): c=16 at least 40% of the floor's rate, c=1 within 3x of the floor's time.
-  console.log(`API against the floor: c=1 ${(api.singleMedianMs / floor.singleMedianMs).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / floor.concurrentPerSecond).toFixed(0)}% of the floor's rate`)
-  console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms; the same statements straight through mysql2 (the database's own share) median ${api.bulkFloorMedianMs!.toFixed(1)} ms`)
+  console.log(`API against the floor: c=1 ${(api.singleMedianMs / floor.single.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / floor.concurrentPerSecond).toFixed(0)}% of the floor's rate`)
+  console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2 (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`)
 }
