@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {loadConfig} from '../src/config/config.js'
+import {findEmbeddedDatabase} from '../src/config/database-location.js'
 import {createDb} from '../src/db/knex.js'
 import {migrateLatest, type MigrationStatus, migrationStatus} from '../src/db/migrate.js'
 import {renderTable} from '../src/ui/render.js'
@@ -14,7 +15,9 @@ export default class Migrate extends BaseCommand {
 
   async run(): Promise<{applied: string[]} | {migrations: MigrationStatus[]}> {
     const {flags} = await this.parse(Migrate)
-    const db = createDb(loadConfig(process.env).database)
+    // The embedded database the daemon uses when there is one above; otherwise migrate creates it here.
+    const config = loadConfig(process.env)
+    const db = createDb((findEmbeddedDatabase(config, process.cwd()) ?? config).database)
     try {
       if (flags.status) {
         const migrations = await migrationStatus(db)

@@ -52,7 +52,7 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CU
     const intervalMs = parseDuration(flags.interval, 'interval')
     if (intervalMs < MIN_INTERVAL_MS) throw new ValidationError('--interval must be at least 1s', 'interval')
     const config = loadConfig(process.env)
-    const view = process.stderr.isTTY ? renderPullProgress() : null
+    const view = process.stderr.isTTY ? await renderPullProgress() : null
     const client = clientFromConfig(config, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     const baseUrl = config.client.baseUrl as string
     const customerId = config.client.customerId as string

@@ -30,7 +30,7 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_C
   async run(): Promise<PushReport> {
     const {args, flags} = await this.parse(Push)
     // Live progress on stderr only when it is a terminal; stdout keeps the report alone.
-    const view = process.stderr.isTTY ? renderPushProgress() : null
+    const view = process.stderr.isTTY ? await renderPushProgress() : null
     const client = clientFromConfig(loadConfig(process.env), {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     let report: PushReport
     try {

@@ -2,9 +2,9 @@ import {Command, Errors, Flags} from '@oclif/core'
 
 import type {ApiWait} from '../../src/client/api-client.js'
 import {loadConfig} from '../../src/config/config.js'
-import {createLogger} from '../../src/log/logger.js'
+import {locateOperatorDatabase, requireKeptMasterKey} from '../../src/config/database-location.js'
 import {safeMessage} from '../../src/log/safe-error.js'
-import {createServices, type Services} from '../../src/services.js'
+import type {Services} from '../../src/services.js'
 import {AppError} from '../../src/shared/errors.js'
 
 /**
@@ -16,11 +16,16 @@ export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true
 
   /**
-   * Runs `work` with services built from the environment, closing them afterwards. Redis is
-   * connected only for commands that read it, so the others work while it is down.
+   * Runs `work` with services built from the environment, closing them afterwards, on the
+   * database the daemon uses: found, never created (locateOperatorDatabase). Redis is connected
+   * only for commands that read it, so the others work while it is down.
    */
   protected async withServices<T>(work: (services: Services) => Promise<T>, options: {redis?: boolean} = {}): Promise<T> {
-    const config = loadConfig(process.env)
+    const config = locateOperatorDatabase(loadConfig(process.env), process.cwd())
+    requireKeptMasterKey(config)
+    // Loaded here, not at the top: the stores, drivers and Redis client are most of a command's
+    // start-up, and --help, usage errors and the client commands need none of them.
+    const [{createServices}, {createLogger}] = await Promise.all([import('../../src/services.js'), import('../../src/log/logger.js')])
     const services = await createServices(config, {logger: createLogger('silent'), connectRedis: options.redis ?? false})
     try {
       return await work(services)

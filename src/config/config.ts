@@ -8,6 +8,8 @@ export type DatabaseConfig =
 
 export interface Config {
   readonly database: DatabaseConfig
+  /** True when LEADS_DATABASE_URL was not set: the embedded default, which operator commands look for (database-location.ts). */
+  readonly databaseDefaulted: boolean
   /** Redis URL for dispatch and shared counters; null runs the in-process adapters. */
   readonly redisUrl: string | null
   readonly host: string
@@ -50,7 +52,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * value, so start-up stops with one clear line instead of half-starting.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
-  const database = parseDatabaseUrl(read(env, 'LEADS_DATABASE_URL') ?? DEFAULT_DATABASE_URL, cwd)
+  const databaseUrl = read(env, 'LEADS_DATABASE_URL')
+  const database = parseDatabaseUrl(databaseUrl ?? DEFAULT_DATABASE_URL, cwd)
   const dataDir = database.client === 'sqlite' ? path.dirname(database.filename) : path.resolve(cwd, '.leads')
   const masterKey = parseMasterKey(read(env, 'LEADS_MASTER_KEY'))
   if (database.client === 'mysql' && masterKey === null) {
@@ -59,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 
   const config: Config = {
     database,
+    databaseDefaulted: databaseUrl === undefined,
     redisUrl: parseRedisUrl(read(env, 'LEADS_REDIS_URL')),
     host: read(env, 'LEADS_HOST') ?? '127.0.0.1',
     port: parsePort(read(env, 'LEADS_PORT')),

@@ -14,6 +14,8 @@ export interface CliResult {
 /** Runs the real `leads` executable in a child process with only the given LEADS_* variables. */
 export function runCli(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT): Promise<CliResult> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEADS_')))
+  // npm test names the test CA relative to the project; a command run elsewhere would warn that it cannot load it.
+  if (base['NODE_EXTRA_CA_CERTS']) base['NODE_EXTRA_CA_CERTS'] = path.resolve(PROJECT_ROOT, base['NODE_EXTRA_CA_CERTS'])
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], {env: {...base, ...env}, cwd}, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0

@@ -1,0 +1,62 @@
+/**
+ * The Ink half of the output helpers (render.ts): imported only when a terminal shows a view, so
+ * commands that print plain text, JSON or nothing never load Ink and React.
+ */
+import {render} from 'ink'
+
+import type {ApiWait} from '../client/api-client.js'
+import type {PullProgress as Progress} from '../client/pull.js'
+import type {PushSummary} from '../client/push.js'
+import type {WebhookInspection} from '../webhooks/webhook-report.js'
+import {PullProgress} from './PullProgress.js'
+import {PushProgress} from './PushProgress.js'
+import {SecretOnce, type SecretOnceProps} from './SecretOnce.js'
+import {Table} from './Table.js'
+import type {Column} from './table-layout.js'
+import {WebhookDashboard} from './WebhookDashboard.js'
+
+/** A live progress view on stderr: update it, show a wait, end it. */
+export interface ProgressView<T> {
+  update(value: T): void
+  wait(wait: ApiWait): void
+  done(): void
+}
+
+export function showTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], emptyText: string): Promise<void> {
+  return renderOnce(<Table columns={columns} rows={rows} emptyText={emptyText} />)
+}
+
+export function showSecretOnce(props: SecretOnceProps): Promise<void> {
+  return renderOnce(<SecretOnce {...props} />)
+}
+
+export function showWebhookInspection(data: WebhookInspection): Promise<void> {
+  return renderOnce(<WebhookDashboard data={data} />)
+}
+
+export function startPullProgress(): ProgressView<Progress> {
+  let latest: Progress = {pages: 0, leads: 0, rateLimit: null, position: null, caughtUp: false}
+  const instance = render(<PullProgress progress={latest} />, {stdout: process.stderr, patchConsole: false})
+  return {
+    // A page arriving ends any wait.
+    update: (progress) => instance.rerender(<PullProgress progress={(latest = progress)} />),
+    wait: (wait) => instance.rerender(<PullProgress progress={latest} waiting={{reason: wait.reason, until: Date.now() + wait.waitMs}} />),
+    done: () => instance.unmount(),
+  }
+}
+
+export function startPushProgress(): ProgressView<PushSummary> {
+  let latest: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
+  const instance = render(<PushProgress summary={latest} waiting={null} />, {stdout: process.stderr, patchConsole: false})
+  return {
+    update: (summary) => instance.rerender(<PushProgress summary={(latest = summary)} waiting={null} />),
+    wait: (wait) => instance.rerender(<PushProgress summary={latest} waiting={{reason: wait.reason, until: Date.now() + wait.waitMs}} />),
+    done: () => instance.unmount(),
+  }
+}
+
+async function renderOnce(element: React.ReactElement): Promise<void> {
+  const instance = render(element)
+  instance.unmount()
+  await instance.waitUntilExit()
+}
