@@ -5,11 +5,12 @@ import {findEmbeddedDatabase} from '../src/config/database-location.js'
 import {createDb} from '../src/db/knex.js'
 import {migrateLatest, type MigrationStatus, migrationStatus} from '../src/db/migrate.js'
 import {renderTable} from '../src/ui/render.js'
-import {BaseCommand} from './_shared/base-command.js'
+import {BaseCommand, tableFlags} from './_shared/base-command.js'
 
 export default class Migrate extends BaseCommand {
   static override description = 'Run pending database migrations, or list them with --status'
   static override flags = {
+    ...tableFlags,
     status: Flags.boolean({description: 'list migrations and whether each has run; change nothing'}),
   }
 
@@ -24,12 +25,12 @@ export default class Migrate extends BaseCommand {
         if (!this.jsonEnabled()) {
           await renderTable(
             [
-              {header: 'MIGRATION', value: (m: MigrationStatus) => m.name},
-              {header: 'STATE', value: (m) => (m.applied ? 'applied' : 'pending'), color: (m) => (m.applied ? 'green' : 'yellow')},
+              {header: 'MIGRATION', kind: 'id', value: (m: MigrationStatus) => m.name},
+              {header: 'STATE', kind: 'short', value: (m) => (m.applied ? 'applied' : 'pending'), color: (m) => (m.applied ? 'green' : 'yellow')},
             ],
             migrations,
             'No migrations.',
-            this.interactive,
+            this.tableDisplay(flags),
           )
         }
         return {migrations}

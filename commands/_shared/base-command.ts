@@ -5,6 +5,8 @@ import {loadConfig} from '../../src/config/config.js'
 import {locateOperatorDatabase, requireKeptMasterKey} from '../../src/config/database-location.js'
 import {safeMessage} from '../../src/log/safe-error.js'
 import type {Services} from '../../src/services.js'
+import type {TableDisplay} from '../../src/ui/render.js'
+import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
 import {AppError} from '../../src/shared/errors.js'
 
 /**
@@ -39,19 +41,36 @@ export abstract class BaseCommand extends Command {
     return !this.jsonEnabled() && Boolean(process.stdout.isTTY)
   }
 
+  /** How a listing command shows its table, from tableFlags. */
+  protected tableDisplay(flags: {columns?: string[]; truncate: boolean}): TableDisplay {
+    return {interactive: this.interactive, columns: flags.columns, truncate: flags.truncate}
+  }
+
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
     if (error instanceof Errors.CLIError && error.oclif?.exit === 2) throw error
     if ((error as {code?: string}).code === 'EEXIT') throw error
     process.exitCode = 1
     const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
     const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
-    process.stderr.write(`Error: ${message}${hint}\n`)
+    // A message can quote what a server or a file said.
+    process.stderr.write(`Error: ${terminalSafe(message + hint)}\n`)
+  }
+
+  /** --json output, with the characters a terminal would act on escaped (still the same JSON). */
+  override logJson(json: unknown): void {
+    process.stdout.write(`${terminalSafeJson(JSON.stringify(json, null, 2))}\n`)
   }
 }
 
 /** Flags several commands share, declared once. */
 export const sharedFlags = {
   customer: Flags.string({description: 'customer id (UUID)', required: true}),
+}
+
+/** The flags of every command that prints a table. */
+export const tableFlags = {
+  columns: Flags.string({description: 'only these columns, in this order (comma-separated, e.g. id,name,state)', multiple: true, delimiter: ','}),
+  truncate: Flags.boolean({description: 'cut free text to the terminal width; --no-truncate shows every value whole', allowNo: true, default: true}),
 }
 
 /** Without a live view (stderr is not a terminal), each wait of the API client is one line on stderr. */

@@ -32,12 +32,12 @@ export function keyOutput(key: ApiKey, now = Date.now()): KeyOutput {
 const STATE_COLORS: Record<KeyState, string> = {active: 'green', expired: 'yellow', revoked: 'red'}
 
 export const KEY_COLUMNS: ReadonlyArray<Column<KeyOutput>> = [
-  {header: 'ID', value: (k) => k.id},
+  {header: 'ID', kind: 'id', value: (k) => k.id},
   {header: 'NAME', value: (k) => k.name ?? '-'},
-  {header: 'CUSTOMER', value: (k) => k.customer_id},
+  {header: 'CUSTOMER', kind: 'id', value: (k) => k.customer_id},
   {header: 'SCOPES', value: (k) => k.scopes.join(',') + (k.internal ? ' (internal)' : '')},
-  {header: 'CREATED', value: (k) => k.created_at},
-  {header: 'LAST USED', value: (k) => k.last_used_at ?? 'never'},
-  {header: 'EXPIRES', value: (k) => k.expires_at ?? 'never'},
-  {header: 'STATE', value: (k) => k.state, color: (k) => STATE_COLORS[k.state]},
+  {header: 'CREATED', kind: 'time', value: (k) => k.created_at},
+  {header: 'LAST USED', kind: 'time', value: (k) => k.last_used_at ?? 'never'},
+  {header: 'EXPIRES', kind: 'time', value: (k) => k.expires_at ?? 'never'},
+  {header: 'STATE', kind: 'short', value: (k) => k.state, color: (k) => STATE_COLORS[k.state]},
 ]

@@ -25,15 +25,15 @@ export function fieldOutput(field: CustomFieldDefinition): FieldOutput {
 }
 
 export const STAGE_COLUMNS: ReadonlyArray<Column<StageOutput>> = [
-  {header: '#', value: (s) => String(s.position)},
-  {header: 'SLUG', value: (s) => s.slug},
+  {header: '#', kind: 'short', value: (s) => String(s.position)},
+  {header: 'SLUG', kind: 'id', value: (s) => s.slug},
   {header: 'NAME', value: (s) => s.name},
-  {header: 'COLOR', value: (s) => s.color, color: (s) => s.color},
-  {header: 'ID', value: (s) => s.id},
+  {header: 'COLOR', kind: 'short', value: (s) => s.color, color: (s) => s.color},
+  {header: 'ID', kind: 'id', value: (s) => s.id},
 ]
 
 export const FIELD_COLUMNS: ReadonlyArray<Column<FieldOutput>> = [
-  {header: 'SLUG', value: (f) => f.slug},
+  {header: 'SLUG', kind: 'id', value: (f) => f.slug},
   {header: 'NAME', value: (f) => f.name},
   {header: 'TYPE', value: (f) => f.type + (f.reserved ? ' (reserved: buyer|seller)' : '')},
 ]

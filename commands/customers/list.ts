@@ -1,6 +1,6 @@
 import {isoTime} from '../../src/shared/clock.js'
 import {renderTable} from '../../src/ui/render.js'
-import {BaseCommand} from '../_shared/base-command.js'
+import {BaseCommand, tableFlags} from '../_shared/base-command.js'
 
 interface CustomerOutput {
   id: string
@@ -11,8 +11,10 @@ interface CustomerOutput {
 export default class CustomersList extends BaseCommand {
   static override description = 'List customers'
 
+  static override flags = {...tableFlags}
+
   async run(): Promise<{customers: CustomerOutput[]}> {
-    await this.parse(CustomersList)
+    const {flags} = await this.parse(CustomersList)
     const customers = (await this.withServices((services) => services.customers.list())).map((customer) => ({
       id: customer.id,
       name: customer.name,
@@ -21,13 +23,13 @@ export default class CustomersList extends BaseCommand {
     if (!this.jsonEnabled()) {
       await renderTable(
         [
-          {header: 'ID', value: (c: CustomerOutput) => c.id},
+          {header: 'ID', kind: 'id', value: (c: CustomerOutput) => c.id},
           {header: 'NAME', value: (c) => c.name},
-          {header: 'CREATED', value: (c) => c.created_at},
+          {header: 'CREATED', kind: 'time', value: (c) => c.created_at},
         ],
         customers,
         'No customers yet. Create one with `leads customers create --name ...`.',
-        this.interactive,
+        this.tableDisplay(flags),
       )
     }
     return {customers}

@@ -1,6 +1,7 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../_shared/base-command.js'
+import {inert} from '../../src/ui/terminal-text.js'
 import {type DeliveryReport, deliveryReport} from '../../src/webhooks/webhook-report.js'
 
 export default class DeliveriesShow extends BaseCommand {
@@ -10,11 +11,14 @@ export default class DeliveriesShow extends BaseCommand {
   async run(): Promise<DeliveryReport> {
     const {args} = await this.parse(DeliveriesShow)
     const delivery = deliveryReport(await this.withServices((services) => services.deliveries.show(args.deliveryId)))
-    this.log(`${delivery.id}  ${delivery.status}  webhook ${delivery.webhook_id}  created ${delivery.created_at}`)
-    if (delivery.last_error) this.log(`last error: ${delivery.last_error}`)
-    for (const attempt of delivery.attempts) {
+    if (this.jsonEnabled()) return delivery
+    // Errors and answers come from the receiver.
+    const shown = inert({...delivery, attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null}))})
+    this.log(`${shown.id}  ${shown.status}  webhook ${shown.webhook_id}  created ${shown.created_at}`)
+    if (shown.last_error) this.log(`last error: ${shown.last_error}`)
+    for (const attempt of shown.attempts) {
       this.log(`  #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error} ${attempt.duration_ms}ms ${attempt.outcome}`)
-      if (attempt.response_snippet) this.log(`     ${attempt.response_snippet.replace(/\s+/g, ' ').slice(0, 200)}`)
+      if (attempt.response_snippet) this.log(`     ${attempt.response_snippet}`)
     }
     return delivery
   }

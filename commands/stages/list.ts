@@ -1,15 +1,15 @@
 import {renderTable} from '../../src/ui/render.js'
-import {BaseCommand, sharedFlags} from '../_shared/base-command.js'
+import {BaseCommand, sharedFlags, tableFlags} from '../_shared/base-command.js'
 import {STAGE_COLUMNS, type StageOutput, stageOutput} from '../_shared/setup-output.js'
 
 export default class StagesList extends BaseCommand {
   static override description = "List a customer's pipeline stages in order"
-  static override flags = {customer: sharedFlags.customer}
+  static override flags = {customer: sharedFlags.customer, ...tableFlags}
 
   async run(): Promise<{stages: StageOutput[]}> {
     const {flags} = await this.parse(StagesList)
     const stages = (await this.withServices((services) => services.customers.listStages(flags.customer))).map(stageOutput)
-    if (!this.jsonEnabled()) await renderTable(STAGE_COLUMNS, stages, 'No stages.', this.interactive)
+    if (!this.jsonEnabled()) await renderTable(STAGE_COLUMNS, stages, 'No stages.', this.tableDisplay(flags))
     return {stages}
   }
 }

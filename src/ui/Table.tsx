@@ -1,36 +1,47 @@
 import {Box, Text} from 'ink'
 
-import {type Column, columnWidths} from './table-layout.js'
+import {type Column, layoutTable} from './table-layout.js'
 
 export interface TableProps<Row> {
   columns: ReadonlyArray<Column<Row>>
   rows: readonly Row[]
   /** Shown instead of an empty table. */
   emptyText: string
+  /** The terminal's width to fit (see layoutTable); none: every value whole. */
+  width?: number
+  /** The columns --columns asked for, in order. */
+  columnNames?: readonly string[]
 }
 
-/** An aligned table with a bold header and per-cell colours. */
-export function Table<Row>({columns, rows, emptyText}: TableProps<Row>) {
+/**
+ * An aligned table with a bold header and per-cell colours, one line per row: ids and times are
+ * never cut or wrapped, free text is cut with an ellipsis, and the columns that do not fit are
+ * named below the table.
+ */
+export function Table<Row>({columns, rows, emptyText, width, columnNames}: TableProps<Row>) {
   if (rows.length === 0) return <Text dimColor>{emptyText}</Text>
-  const widths = columnWidths(columns, rows)
+  const layout = layoutTable(columns, rows, {width, columns: columnNames})
+  const last = layout.columns.length - 1
+  const cell = (text: string, index: number) => (index > 0 ? '  ' : '') + (index === last ? text : text.padEnd(layout.widths[index]!))
   return (
     <Box flexDirection="column">
-      <Box gap={2}>
-        {columns.map((column, index) => (
-          <Box key={column.header} width={widths[index]}>
-            <Text bold>{column.header}</Text>
-          </Box>
-        ))}
-      </Box>
-      {rows.map((row, rowIndex) => (
-        <Box key={rowIndex} gap={2}>
-          {columns.map((column, index) => (
-            <Box key={column.header} width={widths[index]}>
-              <Text color={column.color?.(row)}>{column.value(row)}</Text>
-            </Box>
+      <Text bold>{layout.header.map(cell).join('')}</Text>
+      {layout.cells.map((cells, rowIndex) => (
+        <Text key={rowIndex}>
+          {cells.map((text, index) => (
+            <Text key={index} color={layout.columns[index]!.color?.(rows[rowIndex]!)}>
+              {cell(text, index)}
+            </Text>
           ))}
-        </Box>
+        </Text>
       ))}
+      {layout.hidden.length > 0 ? (
+        <Text dimColor>{fitted(`Not shown: ${layout.hidden.join(', ')} (try --columns, --no-truncate or --json)`, width)}</Text>
+      ) : null}
     </Box>
   )
+}
+
+function fitted(text: string, width: number | undefined): string {
+  return width === undefined || text.length <= width ? text : `${text.slice(0, width - 1)}…`
 }

@@ -3,7 +3,6 @@ import {Box, Text} from 'ink'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
 import {DELIVERY_STATUS_COLORS} from './colors.js'
 
-
 /** A compact dashboard of one webhook. */
 export function WebhookDashboard({data}: {data: WebhookInspection}) {
   const {webhook, health, recent} = data

@@ -6,24 +6,34 @@ import type {PullProgress as Progress} from '../client/pull.js'
 import type {PushSummary} from '../client/push.js'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
 import type {SecretOnceProps} from './SecretOnce.js'
-import {type Column, formatTable} from './table-layout.js'
+import {type Column, formatTsv} from './table-layout.js'
 import type {ProgressView} from './views.js'
+import {inert} from './terminal-text.js'
 import {formatWebhookInspection} from './webhook-text.js'
 
 export type {Column, ProgressView}
 
-/** Prints a table: an Ink view on a terminal, aligned plain text otherwise. */
-export async function renderTable<Row>(
-  columns: ReadonlyArray<Column<Row>>,
-  rows: readonly Row[],
-  emptyText: string,
-  interactive: boolean,
-): Promise<void> {
-  if (!interactive) {
-    process.stdout.write(rows.length === 0 ? `${emptyText}\n` : `${formatTable(columns, rows)}\n`)
+/** How a table is shown: on a terminal or not, which columns (--columns), cut to the terminal's width or not (--no-truncate). */
+export interface TableDisplay {
+  interactive: boolean
+  columns?: readonly string[]
+  truncate?: boolean
+}
+
+/**
+ * Prints a table. On a terminal: an Ink view fitted to its width (ids and times whole, free text
+ * cut). Into a pipe: tab-separated rows without a header, every value whole, as gh prints them;
+ * an empty result prints nothing on stdout and says so on stderr.
+ */
+export async function renderTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], emptyText: string, display: TableDisplay): Promise<void> {
+  if (!display.interactive) {
+    const text = formatTsv(columns, rows, display.columns)
+    if (rows.length === 0) process.stderr.write(`${emptyText}\n`)
+    else process.stdout.write(`${text}\n`)
     return
   }
-  await (await import('./views.js')).showTable(columns, rows, emptyText)
+  const width = display.truncate === false ? undefined : (process.stdout.columns ?? 80)
+  await (await import('./views.js')).showTable(columns, rows, emptyText, width, display.columns)
 }
 
 /** Shows a freshly minted secret once: boxed on a terminal, plain lines otherwise. */
@@ -38,11 +48,13 @@ export async function renderSecretOnce(props: SecretOnceProps, interactive: bool
 
 /** Shows `leads webhooks inspect`: a dashboard on a terminal, plain text otherwise. */
 export async function renderWebhookInspection(data: WebhookInspection, interactive: boolean): Promise<void> {
+  // The description, URL and receivers' answers come from outside.
+  const safe = inert(data)
   if (!interactive) {
-    process.stdout.write(`${formatWebhookInspection(data)}\n`)
+    process.stdout.write(`${formatWebhookInspection(safe)}\n`)
     return
   }
-  await (await import('./views.js')).showWebhookInspection(data)
+  await (await import('./views.js')).showWebhookInspection(safe)
 }
 
 /** A live pull progress line on stderr. */

@@ -22,8 +22,8 @@ export interface ProgressView<T> {
   done(): void
 }
 
-export function showTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], emptyText: string): Promise<void> {
-  return renderOnce(<Table columns={columns} rows={rows} emptyText={emptyText} />)
+export function showTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], emptyText: string, width?: number, columnNames?: readonly string[]): Promise<void> {
+  return renderOnce(<Table columns={columns} rows={rows} emptyText={emptyText} width={width} columnNames={columnNames} />)
 }
 
 export function showSecretOnce(props: SecretOnceProps): Promise<void> {

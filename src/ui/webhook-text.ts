@@ -7,6 +7,7 @@ export function formatWebhookInspection({webhook, health, recent}: WebhookInspec
     `url:       ${webhook.url}`,
     `customer:  ${webhook.customer_id}`,
     `events:    ${webhook.event_types.join(', ')}  timeout ${webhook.timeout_seconds}s  retries ${webhook.retry_attempts}`,
+    `about:     ${webhook.description ?? '-'}`,
     `health:    success ${health.success_rate === null ? 'n/a' : `${Math.round(health.success_rate * 100)}%`} (${health.delivered} ok, ${health.failed} failed), streak ${health.consecutive_failures}, last ${health.last_status ?? 'none'}, last success ${health.last_success_at ?? 'never'}`,
     'recent deliveries:',
   ]

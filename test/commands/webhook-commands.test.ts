@@ -53,6 +53,29 @@ describe('webhook and delivery commands', function () {
     expect(text.stdout).to.match(new RegExp(`failed +${deliveryId}`))
   })
 
+  it("prints a customer's description and a receiver's answer inert: no escape sequence reaches the terminal", async function () {
+    const osc = 'x\u001b]0;owned\u0007\u001b]52;c;cm0gLXJmIH4=\u0007\u009b2J\u001b[31m'
+    await daemon.services.db('webhooks').where({id: webhookId}).update({description: `desc ${osc}`})
+    await daemon.services.db('delivery_attempts').where({delivery_id: deliveryId}).update({response_snippet: `body ${osc}`})
+    try {
+      const inspected = await runCli(['webhooks', 'inspect', webhookId], env())
+      const shown = await runCli(['deliveries', 'show', deliveryId], env())
+      for (const output of [inspected.stdout, shown.stdout]) {
+        expect(output).to.not.match(/[\u001b\u0007\u009b]/)
+        expect(output).to.include('x^[]0;owned^G^[]52;c;cm0gLXJmIH4=^GM-^[2J^[[31m')
+      }
+      expect(inspected.stdout).to.include('about:     desc x^[]0;owned')
+      expect(shown.stdout).to.include('body x^[]0;owned')
+      // JSON keeps the data, with what a terminal acts on escaped.
+      const json = await runCli(['webhooks', 'inspect', webhookId, '--json'], env())
+      expect(json.stdout).to.not.match(/[\u001b\u0007\u009b]/)
+      expect(JSON.parse(json.stdout).webhook.description).to.equal(`desc ${osc}`)
+    } finally {
+      await daemon.services.db('webhooks').where({id: webhookId}).update({description: 'cli test'})
+      await daemon.services.db('delivery_attempts').where({delivery_id: deliveryId}).update({response_snippet: 'boom'})
+    }
+  })
+
   it('deliveries list and show report the delivery with its attempts', async function () {
     const listed = await runCliJson(['deliveries', 'list', '--webhook', webhookId, '--status', 'failed'], env())
     expect(listed.deliveries.map((d: {id: string}) => d.id)).to.deep.equal([deliveryId])

@@ -117,7 +117,11 @@ describe('webhook delivery', function () {
       expect(done.attempts).to.have.length(4)
       expect(done.lastError).to.equal('HTTP 500')
       expect(done.attempts[0]!.responseSnippet).to.equal('down')
-      const webhook = await daemon.services.webhooks.getById(webhookId)
+      // The worker counts the failure against its webhook just after it marks the delivery failed.
+      const webhook = await until(async () => {
+        const found = await daemon.services.webhooks.getById(webhookId)
+        return found.consecutiveFailures > 0 && found
+      }, 'the failure to be counted')
       expect(webhook.consecutiveFailures).to.equal(1)
       expect(webhook.isActive).to.equal(true)
     })
