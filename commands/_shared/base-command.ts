@@ -41,6 +41,26 @@ export abstract class BaseCommand extends Command {
     return !this.jsonEnabled() && Boolean(process.stdout.isTTY)
   }
 
+  /**
+   * Asks before a destructive change: passes with --yes; on a terminal asks `question` and goes on
+   * only on "y" or "yes"; anywhere else (a script, CI) refuses, as gh does, so nothing is
+   * destroyed by a command nobody saw.
+   */
+  protected async confirm(question: string, yes: boolean): Promise<void> {
+    if (yes) return
+    if (!process.stdin.isTTY || !process.stderr.isTTY) {
+      throw new AppError('invalid_request_error', 400, 'refusing to go on without confirmation: not at a terminal', 'add --yes to confirm')
+    }
+    const {createInterface} = await import('node:readline/promises')
+    const prompt = createInterface({input: process.stdin, output: process.stderr})
+    try {
+      const answer = (await prompt.question(`${question} [y/N] `)).trim().toLowerCase()
+      if (answer !== 'y' && answer !== 'yes') throw new AppError('invalid_request_error', 400, 'cancelled; nothing was changed')
+    } finally {
+      prompt.close()
+    }
+  }
+
   /** How a listing command shows its table, from tableFlags. */
   protected tableDisplay(flags: {columns?: string[]; truncate: boolean}): TableDisplay {
     return {interactive: this.interactive, columns: flags.columns, truncate: flags.truncate}
@@ -65,6 +85,11 @@ export abstract class BaseCommand extends Command {
 /** Flags several commands share, declared once. */
 export const sharedFlags = {
   customer: Flags.string({description: 'customer id (UUID)', required: true}),
+}
+
+/** --yes, on every command that destroys or resends something. */
+export const confirmFlags = {
+  yes: Flags.boolean({char: 'y', description: 'do it without asking (required when not at a terminal)'}),
 }
 
 /** The flags of every command that prints a table. */

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {ValidationError} from '../../src/shared/errors.js'
-import {BaseCommand} from '../_shared/base-command.js'
+import {BaseCommand, confirmFlags} from '../_shared/base-command.js'
 
 export default class DeliveriesRedeliver extends BaseCommand {
   static override description =
@@ -9,13 +9,14 @@ export default class DeliveriesRedeliver extends BaseCommand {
   static override strict = false
   static override examples = [
     '<%= config.bin %> deliveries redeliver 0f8c... 7a1d...',
-    '<%= config.bin %> deliveries redeliver --webhook wh_3b1... --failed --since 2026-11-20T00:00:00Z',
+    '<%= config.bin %> deliveries redeliver --webhook wh_3b1... --failed --since 2026-11-20T00:00:00Z --yes',
   ]
   static override args = {deliveryIds: Args.string({description: 'delivery ids (UUIDs)'})}
   static override flags = {
     webhook: Flags.string({description: "redeliver this webhook's deliveries (with --failed)", dependsOn: ['failed']}),
     failed: Flags.boolean({description: 'every failed delivery of --webhook', dependsOn: ['webhook']}),
     since: Flags.string({description: 'with --failed: only deliveries created at or after this ISO time'}),
+    ...confirmFlags,
   }
 
   async run(): Promise<{redelivered: string[]}> {
@@ -27,6 +28,10 @@ export default class DeliveriesRedeliver extends BaseCommand {
     if (flags.webhook !== undefined && ids.length > 0) throw new ValidationError('give delivery ids or --webhook, not both', 'webhook')
     const since = flags.since === undefined ? undefined : Date.parse(flags.since)
     if (since !== undefined && Number.isNaN(since)) throw new ValidationError(`--since must be an ISO-8601 time, got "${flags.since}"`, 'since')
+    // Named ids are the operator's own choice; a whole webhook's failures may be thousands of events.
+    if (flags.webhook !== undefined) {
+      await this.confirm(`Send every failed delivery of ${flags.webhook}${flags.since ? ` since ${flags.since}` : ''} again?`, flags.yes)
+    }
     // With Redis the deliveries go straight to the workers' stream; without, sweepers find them in the database.
     const redelivered = await this.withServices(
       (services) => (flags.webhook === undefined ? services.deliveries.redeliver(ids) : services.deliveries.redeliverFailed(flags.webhook, since)),

@@ -4,7 +4,7 @@ import {KeysStore} from '../../src/keys/keys-store.js'
 import {hashToken} from '../../src/keys/tokens.js'
 import type {Services} from '../../src/services.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {runCli, runCliJson} from '../helpers/cli.js'
+import {runCli, runCliAtTerminal, runCliJson} from '../helpers/cli.js'
 import {insertLeads, leadRecord, openServices} from '../helpers/fixtures.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -93,11 +93,28 @@ describe('operator commands', function () {
       expect(rotated.id).to.equal(issued.id)
       expect(rotated.token).to.match(/^svc_[0-9a-f]{64}$/).and.not.equal(issued.token)
       expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(3_500_000, 3_600_000)
-      const revoked = await runCliJson(['keys', 'revoke', issued.id], env)
+      const revoked = await runCliJson(['keys', 'revoke', issued.id, '--yes'], env)
       expect(revoked).to.include({id: issued.id, state: 'revoked'})
       const again = await runCli(['keys', 'rotate', issued.id], env)
       expect(again.code).to.equal(1)
       expect(again.stderr).to.match(/^Error: key .* is revoked; issue a new key instead \(hint: .*\)\n$/)
+    })
+
+    it('asks before revoking a key at a terminal, and refuses without --yes anywhere else', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const state = async () => (await runCliJson(['keys', 'list', '--customer', customerId], env)).keys[0].state
+      const scripted = await runCli(['keys', 'revoke', issued.id], env)
+      expect(scripted.code).to.equal(1)
+      expect(scripted.stderr).to.equal('Error: refusing to go on without confirmation: not at a terminal (hint: add --yes to confirm)\n')
+      const declined = await runCliAtTerminal(['keys', 'revoke', issued.id], env, 'n\n')
+      expect(declined.stdout).to.include(`Revoke key ${issued.id}? Every daemon refuses it within 5 s, and it cannot be undone. [y/N]`)
+      expect(declined.stdout).to.include('cancelled; nothing was changed')
+      expect(declined.code).to.equal(1)
+      expect(await state()).to.equal('active')
+      const accepted = await runCliAtTerminal(['keys', 'revoke', issued.id], env, 'y\n')
+      expect(accepted.code, accepted.stdout).to.equal(0)
+      expect(accepted.stdout).to.include(`Revoked key ${issued.id}`)
+      expect(await state()).to.equal('revoked')
     })
 
     it('stages list/add and fields list/add/remove manage the setup', async function () {
@@ -108,7 +125,9 @@ describe('operator commands', function () {
       expect(await runCliJson(['fields', 'add', '--customer', customerId, '--slug', 'budget', '--type', 'number'], env)).to.deep.equal({slug: 'budget', name: 'budget', type: 'number', reserved: false})
       const fields = await runCliJson(['fields', 'list', '--customer', customerId], env)
       expect(fields.fields.map((f: {slug: string}) => f.slug)).to.deep.equal(['budget', 'lead_line'])
-      expect(await runCliJson(['fields', 'remove', '--customer', customerId, '--slug', 'budget'], env)).to.deep.equal({slug: 'budget', removed: true})
+      expect((await runCli(['fields', 'remove', '--customer', customerId, '--slug', 'budget'], env)).stderr).to.include('add --yes to confirm')
+      expect((await services.customers.listFields(customerId)).map((field) => field.slug)).to.include('budget')
+      expect(await runCliJson(['fields', 'remove', '--customer', customerId, '--slug', 'budget', '--yes'], env)).to.deep.equal({slug: 'budget', removed: true})
     })
 
     it('ratelimit set/show/clear manage overrides per customer and per key', async function () {

@@ -86,7 +86,11 @@ describe('webhook and delivery commands', function () {
 
   it('deliveries redeliver --webhook --failed queues it again, delivered by the running daemon', async function () {
     const before = receiver.requests.length
-    const output = await runCliJson(['deliveries', 'redeliver', '--webhook', webhookId, '--failed'], env())
+    const unconfirmed = await runCli(['deliveries', 'redeliver', '--webhook', webhookId, '--failed'], env())
+    expect(unconfirmed.code).to.equal(1)
+    expect(unconfirmed.stderr).to.include('add --yes to confirm')
+    expect((await daemon.services.deliveries.show(deliveryId)).status).to.equal('failed')
+    const output = await runCliJson(['deliveries', 'redeliver', '--webhook', webhookId, '--failed', '--yes'], env())
     expect(output).to.deep.equal({redelivered: [deliveryId]})
     await receiver.waitFor(before + 1)
     expect(receiver.requests.at(-1)!.headers['x-service-delivery']).to.equal(deliveryId)

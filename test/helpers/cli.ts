@@ -24,6 +24,25 @@ export function runCli(args: string[], env: Record<string, string>, cwd = PROJEC
   })
 }
 
+/**
+ * Runs `leads` at a terminal: in a pseudo-terminal made by `script` (util-linux), `columns` wide,
+ * typing `input`. What the terminal showed comes back as stdout (the pty merges both streams).
+ */
+export function runCliAtTerminal(args: string[], env: Record<string, string>, input = '', columns = 120): Promise<CliResult> {
+  const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+  const command = `stty cols ${columns} rows 40; ${[process.execPath, CLI, ...args].map(quote).join(' ')}`
+  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEADS_')))
+  if (base['NODE_EXTRA_CA_CERTS']) base['NODE_EXTRA_CA_CERTS'] = path.resolve(PROJECT_ROOT, base['NODE_EXTRA_CA_CERTS'])
+  return new Promise((resolve) => {
+    const child = execFile('script', ['-qec', command, '/dev/null'], {env: {...base, ...env, TERM: 'xterm-256color'}, cwd: PROJECT_ROOT}, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+      resolve({code, stdout: stdout.replace(/\r\n/g, '\n'), stderr})
+    })
+    // Typed ahead: the terminal keeps it until the command reads.
+    child.stdin?.end(input)
+  })
+}
+
 /** Runs a `--json` command that must succeed and returns its parsed output. */
 export async function runCliJson<T = any>(args: string[], env: Record<string, string>): Promise<T> {
   const result = await runCli([...args, '--json'], env)
