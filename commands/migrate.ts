@@ -9,6 +9,11 @@ import {BaseCommand, tableFlags} from './_shared/base-command.js'
 
 export default class Migrate extends BaseCommand {
   static override description = 'Run pending database migrations, or list them with --status'
+  static override examples = [
+    '<%= config.bin %> migrate',
+    '<%= config.bin %> migrate --status',
+    'LEADS_DATABASE_URL=mysql://leads:secret@db:3306/leads LEADS_MASTER_KEY=... <%= config.bin %> migrate',
+  ]
   static override flags = {
     ...tableFlags,
     status: Flags.boolean({description: 'list migrations and whether each has run; change nothing'}),

@@ -6,6 +6,7 @@ import {locateOperatorDatabase, requireKeptMasterKey} from '../../src/config/dat
 import {safeMessage} from '../../src/log/safe-error.js'
 import type {Services} from '../../src/services.js'
 import type {TableDisplay} from '../../src/ui/render.js'
+import {turnColorOffWhenAsked} from '../../src/ui/colors.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
 import {AppError} from '../../src/shared/errors.js'
 
@@ -16,6 +17,15 @@ import {AppError} from '../../src/shared/errors.js'
  */
 export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true
+  static override baseFlags = {
+    // A flag of its own rather than --[no-]color: `stages add --color` is a stage's colour.
+    'no-color': Flags.boolean({description: 'no colour in the output (as NO_COLOR set to anything)', helpGroup: 'GLOBAL'}),
+  }
+
+  override async init(): Promise<void> {
+    turnColorOffWhenAsked(process.env, this.argv)
+    await super.init()
+  }
 
   /**
    * Runs `work` with services built from the environment, closing them afterwards, on the

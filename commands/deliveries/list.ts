@@ -8,6 +8,10 @@ import {DELIVERY_COLUMNS} from '../_shared/webhook-output.js'
 
 export default class DeliveriesList extends BaseCommand {
   static override description = 'List recent webhook deliveries, newest first'
+  static override examples = [
+    '<%= config.bin %> deliveries list --webhook wh_3b1f0c2d9e8a --status failed',
+    '<%= config.bin %> deliveries list --limit 100 --columns id,status,last-error',
+  ]
   static override flags = {
     ...tableFlags,
     webhook: Flags.string({description: 'only this webhook (wh_...)'}),

@@ -6,6 +6,10 @@ import {type DeliveryReport, deliveryReport} from '../../src/webhooks/webhook-re
 
 export default class DeliveriesShow extends BaseCommand {
   static override description = 'One delivery with every attempt (time, duration, status or error, first 1 KiB of the response)'
+  static override examples = [
+    '<%= config.bin %> deliveries show 5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90',
+    '<%= config.bin %> deliveries show 5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90 --json',
+  ]
   static override args = {deliveryId: Args.string({description: 'delivery id: its X-Service-Delivery UUID', required: true})}
 
   async run(): Promise<DeliveryReport> {

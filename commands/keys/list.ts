@@ -6,6 +6,10 @@ import {KEY_COLUMNS, type KeyOutput, keyOutput} from '../_shared/key-output.js'
 
 export default class KeysList extends BaseCommand {
   static override description = 'List API keys (never their tokens)'
+  static override examples = [
+    '<%= config.bin %> keys list',
+    '<%= config.bin %> keys list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --columns id,name,state,last-used',
+  ]
   static override flags = {
     ...tableFlags,
     customer: Flags.string({description: 'only the keys of this customer (UUID)'}),

@@ -3,6 +3,10 @@ import {formatLimits, type LimitsOutput, limitsOutput, scopeFlags, scopeOf} from
 
 export default class RatelimitShow extends BaseCommand {
   static override description = "Show a customer's or key's override, the limits in force, and (for a key, with Redis) its current usage"
+  static override examples = [
+    '<%= config.bin %> ratelimit show --key 0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f',
+    '<%= config.bin %> ratelimit show --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --json',
+  ]
   static override flags = {...scopeFlags}
 
   async run(): Promise<LimitsOutput> {

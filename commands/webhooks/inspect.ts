@@ -6,6 +6,10 @@ import {BaseCommand} from '../_shared/base-command.js'
 
 export default class WebhooksInspect extends BaseCommand {
   static override description = "A webhook's configuration, health and recent deliveries with every attempt"
+  static override examples = [
+    '<%= config.bin %> webhooks inspect wh_3b1f0c2d9e8a',
+    '<%= config.bin %> webhooks inspect wh_3b1f0c2d9e8a --limit 50 --json',
+  ]
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
   static override flags = {limit: Flags.integer({description: 'recent deliveries to show', default: 10, min: 1, max: 200})}
 

@@ -7,6 +7,10 @@ import {WEBHOOK_COLUMNS} from '../_shared/webhook-output.js'
 
 export default class WebhooksList extends BaseCommand {
   static override description = 'List webhooks with their state and failure streak'
+  static override examples = [
+    '<%= config.bin %> webhooks list',
+    '<%= config.bin %> webhooks list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --columns id,state,failures',
+  ]
   static override flags = {customer: Flags.string({description: 'only this customer (UUID)'}), ...tableFlags}
 
   async run(): Promise<{webhooks: WebhookReport[]}> {

@@ -47,6 +47,21 @@ export const CONFIG_VARIABLES = [
 ] as const
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
+/** What each variable means, one line each: the root help's ENVIRONMENT section. */
+export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], string> = {
+  LEADS_DATABASE_URL: `database: sqlite://./path.db or mysql://user:pass@host:3306/db (default ${DEFAULT_DATABASE_URL}, which operator commands look for upwards from here)`,
+  LEADS_REDIS_URL: 'redis://host:6379/0: dispatch and shared rate-limit counters for several daemons (default: in-process)',
+  LEADS_HOST: 'address the daemon listens on (default 127.0.0.1)',
+  LEADS_PORT: 'port the daemon listens on (default 8080)',
+  LEADS_MASTER_KEY: '32 bytes, hex or base64: encrypts webhook secrets, signs cursors; required with MySQL',
+  LEADS_WEBHOOK_ALLOW_HOSTS: 'host[:port],... exempt from the private-address block (development and tests only)',
+  LEADS_METRICS: '1 serves Prometheus metrics at GET /metrics',
+  LEADS_LOG_LEVEL: `daemon log level: ${LOG_LEVELS.join(', ')} (default info)`,
+  LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
+  LEADS_API_TOKEN: 'the client commands\' API token (svc_...)',
+  LEADS_CUSTOMER_ID: 'the client commands\' customer id (UUID)',
+}
+
 /**
  * Parses and validates the environment once. Throws ConfigError naming the variable on a bad
  * value, so start-up stops with one clear line instead of half-starting.

@@ -8,3 +8,12 @@ export const DELIVERY_STATUS_COLORS: Record<DeliveryStatus, string> = {
   failed: 'red',
   cancelled: 'gray',
 }
+
+/**
+ * Whether views may colour their output: not when NO_COLOR is set to anything (no-color.org) or
+ * --no-color is given. Ink's colour library reads neither NO_COLOR nor anything but FORCE_COLOR
+ * and its own flags, so colourless output is asked of it with FORCE_COLOR=0 before Ink loads.
+ */
+export function turnColorOffWhenAsked(env: NodeJS.ProcessEnv, argv: readonly string[]): void {
+  if ((env['NO_COLOR'] ?? '') !== '' || argv.includes('--no-color')) env['FORCE_COLOR'] = '0'
+}
