@@ -127,7 +127,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
   const idempotencyStore = new IdempotencyStore(db)
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
-  const metrics = new Metrics(deliveriesStore, clock)
+  // Built when first used: the daemon's app and worker use them, operator commands never do.
+  let metrics: Metrics | undefined
+  const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock))
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
   const keys = new KeysService(keysStore, customers, clock)
@@ -146,7 +148,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     idempotency: new IdempotencyService(idempotencyStore, clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
     limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),
-    metrics,
+    get metrics() {
+      return getMetrics()
+    },
     webhooks,
     deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, clock),
     createWorker: (workerOptions = {}) =>
@@ -160,7 +164,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
           sender: new DeliverySender(targets),
           queue,
           logger: options.logger ?? createLogger('silent'),
-          metrics,
+          metrics: getMetrics(),
         },
         {clock, ...workerOptions},
       ),

@@ -1,9 +1,9 @@
-import {createClient} from 'redis'
+import type {createClient} from 'redis'
 
 import type {Logger} from '../log/logger.js'
 import {ConfigError} from '../shared/errors.js'
 
-export type RedisClient = ReturnType<typeof newClient>
+export type RedisClient = ReturnType<typeof createClient>
 
 const CONNECT_TIMEOUT_MS = 3000
 const MAX_RECONNECT_DELAY_MS = 2000
@@ -26,7 +26,7 @@ export interface RedisConnectOptions {
 export async function connectRedis(url: string, options: RedisConnectOptions = {}): Promise<RedisClient> {
   const {logger, whenUnreachable = 'fail'} = options
   let keepTrying = whenUnreachable === 'degrade'
-  const client = newClient(url, (retries, cause) => (keepTrying ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause))
+  const client = await newClient(url, (retries, cause) => (keepTrying ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause))
   let lastError = ''
   client.on('error', (error: Error) => {
     // node-redis emits the same error on every reconnect attempt; log changes only.
@@ -58,7 +58,9 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
-function newClient(url: string, reconnectStrategy: (retries: number, cause: Error) => number | Error) {
+/** The redis module is loaded here, on the first connection: commands and daemons without Redis never load it (130 ms). */
+async function newClient(url: string, reconnectStrategy: (retries: number, cause: Error) => number | Error): Promise<RedisClient> {
+  const {createClient} = await import('redis')
   // Fail commands at once while disconnected instead of queueing them: callers (enqueue, the
   // rate limiter) have a fallback, and a queued command would hang the request that sent it.
   return createClient({url, disableOfflineQueue: true, socket: {connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy}})

@@ -1,6 +1,6 @@
 import type {CustomFieldDefinition, Stage} from '../customers/customer-types.js'
 import {LEAD_LINE_SLUG, LEAD_LINE_VALUES} from '../customers/customer-types.js'
-import {bodyAjv, toValidationError} from '../shared/ajv.js'
+import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
 import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
 import {checkCustomFieldsSize, LEAD_LIMITS} from './lead-limits.js'
@@ -55,7 +55,7 @@ export interface CustomerSetup {
   fields: Map<string, CustomFieldDefinition>
 }
 
-const validate = bodyAjv.compile(LEAD_INPUT_SCHEMA)
+const validate = compileOnFirstUse(bodyAjv, LEAD_INPUT_SCHEMA)
 
 /**
  * Validates one lead body against the schema and the customer's stages and fields. Strings are

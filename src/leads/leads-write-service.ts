@@ -8,7 +8,7 @@ import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import type {IdempotencyRecord, IdempotencyStore} from '../idempotency/idempotency-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
-import {bodyAjv, toValidationError} from '../shared/ajv.js'
+import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {AppError, ValidationError} from '../shared/errors.js'
 import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
@@ -38,7 +38,7 @@ const BULK_RULES: Record<string, string> = {
   dry_run: 'must be true or false',
   on_duplicate: `must be one of ${ON_DUPLICATE.join(', ')}`,
 }
-const validateBulk = bodyAjv.compile(BULK_REQUEST_SCHEMA)
+const validateBulk = compileOnFirstUse(bodyAjv, BULK_REQUEST_SCHEMA)
 
 export interface CreateResult {
   lead: LeadWithRelations

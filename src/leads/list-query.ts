@@ -1,6 +1,6 @@
 import type {LeadLine} from '../customers/customer-types.js'
 import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
-import {queryAjv, toValidationError} from '../shared/ajv.js'
+import {compileOnFirstUse, queryAjv, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
 import {textProblem} from '../shared/text.js'
 import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
@@ -90,7 +90,7 @@ export interface ListQuery {
 }
 
 const INTEGER_PARAMS = new Set(['limit', 'offset'])
-const validate = queryAjv.compile(LIST_QUERY_SCHEMA)
+const validate = compileOnFirstUse(queryAjv, LIST_QUERY_SCHEMA)
 
 /** Validates raw query parameters (as the HTTP layer parsed them) into a typed list query. */
 export function parseListQuery(raw: Record<string, string | string[] | undefined>): ListQuery {

@@ -1,10 +1,13 @@
-import {Ajv, type ErrorObject} from 'ajv'
-import addFormatsModule from 'ajv-formats'
+import {createRequire} from 'node:module'
+
+import type {Ajv, ErrorObject} from 'ajv'
+import type addFormatsModule from 'ajv-formats'
 
 import {ValidationError} from './errors.js'
 
-// ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
+// ajv and ajv-formats are CommonJS, required on the first validation (see compileOnFirstUse): most
+// commands never validate a body, and loading them cost every start-up 25 ms.
+const require = createRequire(import.meta.url)
 
 /**
  * ajv-formats' date-time accepts a leap second (23:59:60), which Date.parse cannot represent: the
@@ -15,11 +18,20 @@ function withRepresentableDateTimes(ajv: Ajv): Ajv {
   return ajv.addFormat('date-time', (value: string) => rfc3339.validate(value) && Number.isFinite(Date.parse(value)))
 }
 
+function newAjv(options: {coerceTypes: boolean}): Ajv {
+  const {Ajv: AjvClass} = require('ajv') as typeof import('ajv')
+  const addFormats = require('ajv-formats') as typeof addFormatsModule.default
+  return withRepresentableDateTimes(addFormats(new AjvClass({allErrors: false, useDefaults: true, allowUnionTypes: true, ...options})))
+}
+
+let queryInstance: Ajv | undefined
+let bodyInstance: Ajv | undefined
+
 /** Ajv for query strings: "20" becomes 20 and "true" becomes true before the schema applies. */
-export const queryAjv = withRepresentableDateTimes(addFormats(new Ajv({allErrors: false, coerceTypes: true, useDefaults: true, allowUnionTypes: true})))
+export const queryAjv = (): Ajv => (queryInstance ??= newAjv({coerceTypes: true}))
 
 /** Ajv for JSON bodies: types are taken as sent. */
-export const bodyAjv = withRepresentableDateTimes(addFormats(new Ajv({allErrors: false, useDefaults: true, allowUnionTypes: true})))
+export const bodyAjv = (): Ajv => (bodyInstance ??= newAjv({coerceTypes: false}))
 
 /** The field an ajv error is about: the unknown property's name, or the path's first segment. */
 export function errorParam(error: ErrorObject): string | undefined {
@@ -43,4 +55,20 @@ export function toValidationError(
   if (param === undefined) return new ValidationError(`invalid ${noun}: ${error.message ?? 'bad value'}`)
   const rule = describe(param) ?? error.message ?? 'has a bad value'
   return new ValidationError(`${noun} "${param}" ${rule}`, param)
+}
+
+/** A validator as the code calls it: true or false, and the errors of the last call. */
+export interface Validator {
+  (data: unknown): boolean
+  readonly errors: ErrorObject[] | null | undefined
+}
+
+/**
+ * A validator compiled on its first call. Compiling the schemas when their modules load cost every
+ * command 40 ms of start-up, also the many that never validate a body.
+ */
+export function compileOnFirstUse(ajv: () => Ajv, schema: object): Validator {
+  let compiled: ReturnType<Ajv['compile']> | undefined
+  const validate = (data: unknown) => (compiled ??= ajv().compile(schema))(data)
+  return Object.defineProperty(validate, 'errors', {get: () => compiled?.errors}) as Validator
 }

@@ -1,6 +1,6 @@
 import {randomBytes} from 'node:crypto'
 
-import {bodyAjv, toValidationError} from '../shared/ajv.js'
+import {bodyAjv, compileOnFirstUse, toValidationError, type Validator} from '../shared/ajv.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import type {SecretBox} from './secret-box.js'
@@ -10,8 +10,8 @@ import {CREATE_WEBHOOK_SCHEMA, UPDATE_WEBHOOK_SCHEMA, WEBHOOK_RULES} from './web
 import {type ApiWebhook, type EventType, MAX_WEBHOOKS_PER_CUSTOMER, type Webhook} from './webhook-types.js'
 import type {WebhookChanges, WebhooksStore} from './webhooks-store.js'
 
-const validateCreate = bodyAjv.compile(CREATE_WEBHOOK_SCHEMA)
-const validateUpdate = bodyAjv.compile(UPDATE_WEBHOOK_SCHEMA)
+const validateCreate = compileOnFirstUse(bodyAjv, CREATE_WEBHOOK_SCHEMA)
+const validateUpdate = compileOnFirstUse(bodyAjv, UPDATE_WEBHOOK_SCHEMA)
 
 /** A webhook and, at creation or rotation only, its signing secret. */
 export interface WebhookWithSecret {
@@ -140,7 +140,7 @@ export function toApiWebhook(webhook: Webhook): ApiWebhook {
   }
 }
 
-function validated(validate: ReturnType<typeof bodyAjv.compile>, body: unknown): Record<string, unknown> {
+function validated(validate: Validator, body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body must be a JSON object')
   const copy = {...(body as Record<string, unknown>)}
   if (!validate(copy)) throw toValidationError(validate.errors?.[0], (param) => WEBHOOK_RULES[param], 'field')
