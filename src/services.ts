@@ -102,7 +102,7 @@ export const DISPATCH_STALLED_AFTER_MS = 15_000
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock
   const masterKey = resolveMasterKey(config)
-  const db = createDb(config.database)
+  const db = createDb(config.database, options.logger)
   let redis: RedisClient | null = null
   try {
     await checkDatabase(db)

@@ -4,6 +4,8 @@ import {fileURLToPath} from 'node:url'
 import knexFactory, {type Knex} from 'knex'
 
 import type {DatabaseConfig} from '../config/config.js'
+import type {Logger} from '../log/logger.js'
+import {safeMessage} from '../log/safe-error.js'
 import {migrationSource} from './migration-source.js'
 import {secureSqliteDirectory, secureSqliteFiles} from './sqlite-files.js'
 
@@ -16,12 +18,21 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
  * Builds the knex instance for either backend. SQLite runs in WAL mode with a busy timeout so
  * the daemon and an operator command can use one file at once.
  */
-export function createDb(database: DatabaseConfig): Db {
+export function createDb(database: DatabaseConfig, logger?: Logger): Db {
   const migrations = {migrationSource: migrationSource(MIGRATIONS_DIR), tableName: 'knex_migrations'}
+  // knex prints its warnings with the driver's stack ("Acquire connection error: …") on the
+  // console; they go to the daemon's log instead, and a command's own one-line error says it all.
+  const log = {
+    warn: (message: unknown) => logger?.warn({knex: safeMessage(message)}, 'database warning'),
+    error: (message: unknown) => logger?.error({knex: safeMessage(message)}, 'database error'),
+    deprecate: (method: string, alternative: string) => logger?.warn({knex: `${method} is deprecated; use ${alternative}`}, 'database warning'),
+    debug: () => undefined,
+  }
   if (database.client === 'sqlite') {
     const onDisk = database.filename !== ':memory:'
     if (onDisk) secureSqliteDirectory(database.filename)
     return knexFactory({
+      log,
       client: 'better-sqlite3',
       connection: {filename: database.filename},
       useNullAsDefault: true,
@@ -43,6 +54,7 @@ export function createDb(database: DatabaseConfig): Db {
     })
   }
   return knexFactory({
+    log,
     client: 'mysql2',
     // multipleStatements: write transactions send their statements in batches, one round trip
     // each (write-transaction.ts). Every value reaches SQL as a binding, never spliced into text.

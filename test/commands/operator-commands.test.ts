@@ -209,5 +209,8 @@ describe('operator commands', function () {
     expect(result.code).to.equal(1)
     expect(result.stderr).to.match(/^Error: LEADS_DATABASE_URL cannot be reached: ECONNREFUSED/)
     expect(result.stderr).not.to.include('hunter2')
+    // One line, and no driver stack on either stream before it.
+    expect(result.stderr.trim().split('\n')).to.have.length(1)
+    expect(result.stdout).to.equal('')
   })
 })

@@ -1,0 +1,160 @@
+import {locateOperatorDatabase, requireKeptMasterKey} from '../config/database-location.js'
+import type {Config} from '../config/config.js'
+import {createDb, type Db} from '../db/knex.js'
+import {migrationStatus} from '../db/migrate.js'
+import {connectRedis} from '../db/redis.js'
+import {KeysStore} from '../keys/keys-store.js'
+import {keyState} from '../keys/key-types.js'
+import {hashToken} from '../keys/tokens.js'
+import {safeMessage} from '../log/safe-error.js'
+import {AppError} from '../shared/errors.js'
+
+/** One line of `leads status`: ok, failing, or not configured (null). */
+export interface StatusCheck {
+  check: 'database' | 'master key' | 'redis' | 'daemon' | 'client'
+  ok: boolean | null
+  summary: string
+  hint?: string
+}
+
+export interface StatusReport {
+  /** False when any configured part fails. */
+  ok: boolean
+  checks: StatusCheck[]
+}
+
+/** How long a check waits for an answer before it reports the part unreachable. */
+const CHECK_TIMEOUT_MS = 2000
+
+/**
+ * What the operator commands and the client commands would use, checked: the database (where,
+ * reachable, migrations), the master key, Redis, the daemon's /readyz, and for the client
+ * settings which key the token is, its customer, scopes and rate-limit state. Never prints a
+ * secret: a token is named by its key, a URL without its password.
+ */
+export async function statusReport(config: Config, cwd: string): Promise<StatusReport> {
+  const database = await databaseCheck(config, cwd)
+  try {
+    const keys = database.db && new KeysStore(database.db)
+    const checks = [database.check, masterKeyCheck(database.config ?? config), await redisCheck(config), await daemonCheck(config), await clientCheck(config, keys)]
+    return {ok: checks.every((check) => check.ok !== false), checks}
+  } finally {
+    await database.db?.destroy()
+  }
+}
+
+/** The database check, and the open database when it answered (the client check looks the token up in it). */
+async function databaseCheck(config: Config, cwd: string): Promise<{check: StatusCheck; config?: Config; db?: Db}> {
+  let located: Config
+  try {
+    located = locateOperatorDatabase(config, cwd)
+  } catch (error) {
+    return {check: failed('database', error)}
+  }
+  const where = located.database.client === 'sqlite' ? `sqlite ${located.database.filename}` : `mysql ${withoutCredentials(located.database.url)}`
+  const db = createDb(located.database)
+  try {
+    const migrations = await migrationStatus(db)
+    const pending = migrations.filter((migration) => !migration.applied).length
+    const summary = `${where}: reachable, ${migrations.length - pending} migrations applied, ${pending} pending`
+    const check: StatusCheck = pending === 0 ? {check: 'database', ok: true, summary} : {check: 'database', ok: false, summary, hint: 'run `leads migrate`'}
+    return {check, config: located, db}
+  } catch (error) {
+    await db.destroy()
+    return {check: {check: 'database', ok: false, summary: `${where}: unreachable (${safeMessage(error)})`, hint: 'is the database running? LEADS_DATABASE_URL names it'}, config: located}
+  }
+}
+
+function masterKeyCheck(config: Config): StatusCheck {
+  if (config.masterKey) return {check: 'master key', ok: true, summary: 'from LEADS_MASTER_KEY'}
+  try {
+    requireKeptMasterKey(config)
+    return {check: 'master key', ok: true, summary: `kept beside the database in ${config.dataDir}`}
+  } catch (error) {
+    return failed('master key', error)
+  }
+}
+
+async function redisCheck(config: Config): Promise<StatusCheck> {
+  if (!config.redisUrl) return {check: 'redis', ok: null, summary: 'not configured: dispatch and rate limits in-process (one daemon)'}
+  const where = withoutCredentials(config.redisUrl)
+  try {
+    const redis = await connectRedis(config.redisUrl)
+    await redis.close().catch(() => undefined)
+    return {check: 'redis', ok: true, summary: `${where}: reachable`}
+  } catch (error) {
+    return {check: 'redis', ok: false, summary: `${where}: unreachable (${safeMessage(error)})`, hint: 'is Redis running? LEADS_REDIS_URL names it'}
+  }
+}
+
+async function daemonCheck(config: Config): Promise<StatusCheck> {
+  const base = daemonUrl(config)
+  try {
+    const response = await fetch(`${base}/readyz`, {signal: AbortSignal.timeout(CHECK_TIMEOUT_MS)})
+    if (response.ok) return {check: 'daemon', ok: true, summary: `${base}: ready`}
+    const reasons = ((await response.json().catch(() => ({}))) as {reasons?: string[]}).reasons ?? []
+    return {check: 'daemon', ok: false, summary: `${base}: not ready (${reasons.join('; ') || `HTTP ${response.status}`})`}
+  } catch (error) {
+    return {check: 'daemon', ok: false, summary: `${base}: not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`, hint: 'start it with `leads daemon` (npm start), or set LEADS_BASE_URL to where it runs'}
+  }
+}
+
+async function clientCheck(config: Config, keys: KeysStore | undefined): Promise<StatusCheck> {
+  const {baseUrl, apiToken, customerId} = config.client
+  if (!apiToken) return {check: 'client', ok: null, summary: 'no LEADS_API_TOKEN: pull and push are not configured'}
+  const parts: string[] = [`customer ${customerId ?? '(LEADS_CUSTOMER_ID not set)'}`]
+  let ok = customerId !== null
+  const grant = keys ? await keys.findByTokenHash(hashToken(apiToken)).catch(() => null) : null
+  if (grant) {
+    const {key} = grant
+    parts.push(`key ${key.id}${key.name ? ` "${key.name}"` : ''}, ${keyState(key, Date.now())}, scopes ${key.scopes.join(' ')}${key.internal ? ' (internal)' : ''}`)
+    if (customerId !== null && key.customerId !== customerId.toLowerCase()) {
+      parts.push(`locked to customer ${key.customerId}`)
+      ok = false
+    }
+  } else if (keys) {
+    parts.push('the token is not a key of this database')
+  }
+  const api = await apiProbe(baseUrl ?? daemonUrl(config), apiToken, customerId)
+  parts.push(api.summary)
+  return {check: 'client', ok: ok && api.ok, summary: parts.join('; '), ...(api.ok ? {} : {hint: api.hint})}
+}
+
+/** One cheap request as the client: what the API says of the token, and its rate-limit budget. */
+async function apiProbe(base: string, token: string, customerId: string | null): Promise<{ok: boolean; summary: string; hint?: string}> {
+  try {
+    const response = await fetch(`${base}/api/agents/crm/leads?limit=1`, {
+      headers: {authorization: `Bearer ${token}`, 'x-customer-id': customerId ?? ''},
+      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+    })
+    const remaining = response.headers.get('ratelimit-remaining')
+    const limit = response.headers.get('ratelimit-limit')
+    const budget = remaining === null ? '' : `, rate limit ${remaining}/${limit} left (resets in ${response.headers.get('ratelimit-reset')} s)`
+    if (response.ok) return {ok: true, summary: `API at ${base} accepts the token${budget}`}
+    const message = ((await response.json().catch(() => ({}))) as {error?: {message?: string}}).error?.message ?? ''
+    // 403 for a key without the read scope still proves the token and the customer.
+    if (response.status === 403 && /lacks the scope/.test(message)) return {ok: true, summary: `API at ${base} accepts the token (it cannot read leads)${budget}`}
+    return {ok: false, summary: `API at ${base} answers ${response.status}: ${message}${budget}`, hint: 'check LEADS_API_TOKEN and LEADS_CUSTOMER_ID with the operator'}
+  } catch (error) {
+    return {ok: false, summary: `API at ${base} not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`, hint: 'is the daemon running? LEADS_BASE_URL names it'}
+  }
+}
+
+/** Where the daemon answers: LEADS_BASE_URL, else the address it listens on here. */
+function daemonUrl(config: Config): string {
+  if (config.client.baseUrl) return config.client.baseUrl
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`
+}
+
+function withoutCredentials(url: string): string {
+  const parsed = new URL(url)
+  parsed.username = ''
+  parsed.password = ''
+  return parsed.toString()
+}
+
+function failed(check: StatusCheck['check'], error: unknown): StatusCheck {
+  if (error instanceof AppError) return {check, ok: false, summary: error.message, ...(error.hint ? {hint: error.hint} : {})}
+  return {check, ok: false, summary: safeMessage(error)}
+}
