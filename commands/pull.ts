@@ -2,15 +2,14 @@ import fs from 'node:fs'
 
 import {Flags} from '@oclif/core'
 
-import {clientFromConfig} from '../src/client/client-from-config.js'
+import {clientFromSettings, requireClientSettings} from '../src/client/client-settings.js'
 import {LeadWriter, OutputClosedError, PULL_FORMATS, type PullFormat} from '../src/client/lead-writer.js'
 import {pullLeads, type PullStart, type PullSummary} from '../src/client/pull.js'
 import {defaultStateFile} from '../src/client/pull-state.js'
-import {loadConfig} from '../src/config/config.js'
 import {parseDuration} from '../src/shared/duration.js'
 import {ValidationError} from '../src/shared/errors.js'
 import {renderPullProgress} from '../src/ui/render.js'
-import {announceWait, BaseCommand} from './_shared/base-command.js'
+import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
 
 export default class Pull extends BaseCommand {
   static override description = `Pull the customer's leads incrementally and write them to stdout
@@ -21,7 +20,7 @@ The state file (default: one per base URL and customer in the CLI data directory
 
 CSV output neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text in a spreadsheet.
 
-Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CUSTOMER_ID. Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds.`
+Reaches the API with --base-url, --token (scope public_api:leads:read) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds.`
   static override examples = [
     '<%= config.bin %> pull --since 2026-01-01T00:00:00Z > leads.ndjson',
     '<%= config.bin %> pull --follow --interval 1m --state ./acme.state.json >> leads.ndjson',
@@ -31,6 +30,7 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CU
   // The leads are the output: --json would only repeat them.
   static override enableJsonFlag = false
   static override flags = {
+    ...clientFlags,
     since: Flags.string({description: 'where a run without a saved position starts: leads updated at or after this ISO-8601 time'}),
     follow: Flags.boolean({description: 'keep polling for changes until interrupted (Ctrl-C)'}),
     interval: Flags.string({description: 'with --follow: time between polls (at least 1s)', default: '30s'}),
@@ -51,11 +51,10 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:read) and LEADS_CU
     if (since !== undefined && Number.isNaN(Date.parse(since))) throw new ValidationError(`--since must be an ISO-8601 time, got "${since}"`, 'since')
     const intervalMs = parseDuration(flags.interval, 'interval')
     if (intervalMs < MIN_INTERVAL_MS) throw new ValidationError('--interval must be at least 1s', 'interval')
-    const config = loadConfig(process.env)
+    const settings = requireClientSettings(this.clientSettings(flags))
     const view = process.stderr.isTTY ? await renderPullProgress() : null
-    const client = clientFromConfig(config, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
-    const baseUrl = config.client.baseUrl as string
-    const customerId = config.client.customerId as string
+    const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
+    const {baseUrl, customerId} = settings
     const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))
     if (flags.reset && stateFile !== null) fs.rmSync(stateFile, {force: true})
 

@@ -1,19 +1,18 @@
 import {Args, Flags} from '@oclif/core'
 
-import {clientFromConfig} from '../src/client/client-from-config.js'
+import {clientFromSettings} from '../src/client/client-settings.js'
 import {detectFormat} from '../src/client/lead-file.js'
 import {type PushReport, pushFile} from '../src/client/push.js'
-import {loadConfig} from '../src/config/config.js'
 import {ON_DUPLICATE} from '../src/leads/bulk-plan.js'
 import {renderPushProgress} from '../src/ui/render.js'
-import {announceWait, BaseCommand} from './_shared/base-command.js'
+import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
 
 export default class Push extends BaseCommand {
   static override description = `Push leads from a CSV or NDJSON file through the bulk endpoint, 500 rows per request
 
 CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean. Empty cells are left out. NDJSON has one lead object per line, in the API's shape.
 
-Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_CUSTOMER_ID. Exits 1 when any row failed.`
+Reaches the API with --base-url, --token (scope public_api:leads:write) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Exits 1 when any row failed.`
   static override examples = [
     '<%= config.bin %> push leads.csv',
     '<%= config.bin %> push leads.ndjson --on-duplicate skip --dry-run',
@@ -22,6 +21,7 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_C
     file: Args.string({description: 'CSV or NDJSON file', required: true}),
   }
   static override flags = {
+    ...clientFlags,
     'dry-run': Flags.boolean({description: 'report what would happen; write nothing'}),
     'on-duplicate': Flags.string({description: 'what to do with a row that matches an existing lead', options: [...ON_DUPLICATE], default: 'update'}),
     format: Flags.string({description: 'file format; default: from the extension', options: ['csv', 'ndjson']}),
@@ -30,8 +30,9 @@ Reads LEADS_BASE_URL, LEADS_API_TOKEN (scope public_api:leads:write) and LEADS_C
   async run(): Promise<PushReport> {
     const {args, flags} = await this.parse(Push)
     // Live progress on stderr only when it is a terminal; stdout keeps the report alone.
+    const settings = this.clientSettings(flags)
     const view = process.stderr.isTTY ? await renderPushProgress() : null
-    const client = clientFromConfig(loadConfig(process.env), {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
+    const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     let report: PushReport
     try {
       report = await pushFile(client, {

@@ -1,7 +1,7 @@
 import {statusReport, type StatusReport} from '../src/status/status-report.js'
 import {loadConfig} from '../src/config/config.js'
 import {terminalSafe} from '../src/ui/terminal-text.js'
-import {BaseCommand} from './_shared/base-command.js'
+import {BaseCommand, clientFlags} from './_shared/base-command.js'
 
 const MARKS = {true: '✓', false: '✗', null: '-'} as const
 
@@ -10,9 +10,11 @@ export default class Status extends BaseCommand {
     'Which database, master key, Redis and daemon the commands use, and whether each answers; for the client settings, which key and customer the token is, its scopes and rate-limit budget'
   static override examples = ['<%= config.bin %> status', 'LEADS_BASE_URL=http://127.0.0.1:8080 LEADS_API_TOKEN=svc_... LEADS_CUSTOMER_ID=... <%= config.bin %> status', '<%= config.bin %> status --json']
 
+  static override flags = {...clientFlags}
+
   async run(): Promise<StatusReport> {
-    await this.parse(Status)
-    const report = await statusReport(loadConfig(process.env), process.cwd())
+    const {flags} = await this.parse(Status)
+    const report = await statusReport(loadConfig(process.env), process.cwd(), this.clientSettings(flags))
     for (const {check, ok, summary, hint} of report.checks) {
       this.log(`${MARKS[String(ok) as keyof typeof MARKS]} ${check.padEnd(10)} ${terminalSafe(summary)}${hint ? `\n  ${' '.repeat(11)}hint: ${hint}` : ''}`)
     }

@@ -1,6 +1,7 @@
 import {Command, Errors, Flags} from '@oclif/core'
 
 import type {ApiWait} from '../../src/client/api-client.js'
+import {type ClientSettings, DEFAULT_PROFILE, ProfileStore, resolveClientSettings} from '../../src/client/client-settings.js'
 import {loadConfig} from '../../src/config/config.js'
 import {locateOperatorDatabase, requireKeptMasterKey} from '../../src/config/database-location.js'
 import {safeMessage} from '../../src/log/safe-error.js'
@@ -71,6 +72,12 @@ export abstract class BaseCommand extends Command {
     }
   }
 
+  /** The client settings in force for a client command: its flags, then the environment, then its profile. */
+  protected clientSettings(flags: {'base-url'?: string; token?: string; customer?: string; profile: string}): ClientSettings {
+    const profile = ProfileStore.in(this.config.configDir).get(flags.profile)
+    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, loadConfig(process.env).client, profile)
+  }
+
   /** How a listing command shows its table, from tableFlags. */
   protected tableDisplay(flags: {columns?: string[]; truncate: boolean}): TableDisplay {
     return {interactive: this.interactive, columns: flags.columns, truncate: flags.truncate}
@@ -100,6 +107,14 @@ export const sharedFlags = {
 /** --yes, on every command that destroys or resends something. */
 export const confirmFlags = {
   yes: Flags.boolean({char: 'y', description: 'do it without asking (required when not at a terminal)'}),
+}
+
+/** Where the client commands reach the API; each beats its environment variable, which beats the profile. */
+export const clientFlags = {
+  'base-url': Flags.string({description: 'the API, e.g. http://127.0.0.1:8080 (else LEADS_BASE_URL, else the profile)', helpGroup: 'CONNECTION'}),
+  token: Flags.string({description: 'API token (else LEADS_API_TOKEN, else the profile); a flag shows in the process list, prefer those', helpGroup: 'CONNECTION'}),
+  customer: Flags.string({description: 'customer id the token is locked to (else LEADS_CUSTOMER_ID, else the profile)', helpGroup: 'CONNECTION'}),
+  profile: Flags.string({description: 'settings profile kept by `leads config set` (default: default)', default: DEFAULT_PROFILE, helpGroup: 'CONNECTION'}),
 }
 
 /** The flags of every command that prints a table. */

@@ -1,4 +1,5 @@
 import {locateOperatorDatabase, requireKeptMasterKey} from '../config/database-location.js'
+import type {ClientSettings} from '../client/client-settings.js'
 import type {Config} from '../config/config.js'
 import {createDb, type Db} from '../db/knex.js'
 import {migrationStatus} from '../db/migrate.js'
@@ -32,11 +33,11 @@ const CHECK_TIMEOUT_MS = 2000
  * settings which key the token is, its customer, scopes and rate-limit state. Never prints a
  * secret: a token is named by its key, a URL without its password.
  */
-export async function statusReport(config: Config, cwd: string): Promise<StatusReport> {
+export async function statusReport(config: Config, cwd: string, client: ClientSettings): Promise<StatusReport> {
   const database = await databaseCheck(config, cwd)
   try {
     const keys = database.db && new KeysStore(database.db)
-    const checks = [database.check, masterKeyCheck(database.config ?? config), await redisCheck(config), await daemonCheck(config), await clientCheck(config, keys)]
+    const checks = [database.check, masterKeyCheck(database.config ?? config), await redisCheck(config), await daemonCheck(config, client), await clientCheck(config, client, keys)]
     return {ok: checks.every((check) => check.ok !== false), checks}
   } finally {
     await database.db?.destroy()
@@ -87,8 +88,8 @@ async function redisCheck(config: Config): Promise<StatusCheck> {
   }
 }
 
-async function daemonCheck(config: Config): Promise<StatusCheck> {
-  const base = daemonUrl(config)
+async function daemonCheck(config: Config, client: ClientSettings): Promise<StatusCheck> {
+  const base = daemonUrl(config, client)
   try {
     const response = await fetch(`${base}/readyz`, {signal: AbortSignal.timeout(CHECK_TIMEOUT_MS)})
     if (response.ok) return {check: 'daemon', ok: true, summary: `${base}: ready`}
@@ -99,10 +100,10 @@ async function daemonCheck(config: Config): Promise<StatusCheck> {
   }
 }
 
-async function clientCheck(config: Config, keys: KeysStore | undefined): Promise<StatusCheck> {
-  const {baseUrl, apiToken, customerId} = config.client
-  if (!apiToken) return {check: 'client', ok: null, summary: 'no LEADS_API_TOKEN: pull and push are not configured'}
-  const parts: string[] = [`customer ${customerId ?? '(LEADS_CUSTOMER_ID not set)'}`]
+async function clientCheck(config: Config, client: ClientSettings, keys: KeysStore | undefined): Promise<StatusCheck> {
+  const {baseUrl, apiToken, customerId} = client
+  if (!apiToken) return {check: 'client', ok: null, summary: 'no API token (--token, LEADS_API_TOKEN or a profile): pull and push are not configured'}
+  const parts: string[] = [`customer ${customerId ?? '(none given)'}`]
   let ok = customerId !== null
   const grant = keys ? await keys.findByTokenHash(hashToken(apiToken)).catch(() => null) : null
   if (grant) {
@@ -115,7 +116,7 @@ async function clientCheck(config: Config, keys: KeysStore | undefined): Promise
   } else if (keys) {
     parts.push('the token is not a key of this database')
   }
-  const api = await apiProbe(baseUrl ?? daemonUrl(config), apiToken, customerId)
+  const api = await apiProbe(baseUrl ?? daemonUrl(config, client), apiToken, customerId)
   parts.push(api.summary)
   return {check: 'client', ok: ok && api.ok, summary: parts.join('; '), ...(api.ok ? {} : {hint: api.hint})}
 }
@@ -140,9 +141,9 @@ async function apiProbe(base: string, token: string, customerId: string | null):
   }
 }
 
-/** Where the daemon answers: LEADS_BASE_URL, else the address it listens on here. */
-function daemonUrl(config: Config): string {
-  if (config.client.baseUrl) return config.client.baseUrl
+/** Where the daemon answers: the client's base URL, else the address it listens on here. */
+function daemonUrl(config: Config, client: ClientSettings): string {
+  if (client.baseUrl) return client.baseUrl
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`
 }

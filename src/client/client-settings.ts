@@ -1,0 +1,142 @@
+import fs from 'node:fs'
+import path from 'node:path'
+
+import type {Config} from '../config/config.js'
+import {AppError, ValidationError} from '../shared/errors.js'
+import {UUID_PATTERN} from '../shared/validate.js'
+import {type ClientOptions, LeadsApiClient} from './api-client.js'
+
+/** What the client commands need to reach the API as one customer. */
+export interface ClientSettings {
+  baseUrl: string | null
+  apiToken: string | null
+  customerId: string | null
+}
+
+/** The settings a profile (and `leads config`) keeps, by name. */
+export const SETTING_NAMES = ['base-url', 'token', 'customer'] as const
+export type SettingName = (typeof SETTING_NAMES)[number]
+export type Profile = Partial<Record<SettingName, string>>
+
+export const DEFAULT_PROFILE = 'default'
+
+/** Where each setting comes from, for the message when none gives it. */
+const SOURCES: Record<SettingName, {flag: string; variable: string; example: string}> = {
+  'base-url': {flag: '--base-url', variable: 'LEADS_BASE_URL', example: 'http://127.0.0.1:8080'},
+  token: {flag: '--token', variable: 'LEADS_API_TOKEN', example: 'svc_…'},
+  customer: {flag: '--customer', variable: 'LEADS_CUSTOMER_ID', example: 'the customer UUID the token is locked to'},
+}
+
+/**
+ * The client settings in force: a flag beats the environment, which beats the profile. Each value
+ * is checked, wherever it came from.
+ */
+export function resolveClientSettings(flags: Profile, env: Config['client'], profile: Profile): ClientSettings {
+  const pick = (name: SettingName, fromEnv: string | null) => {
+    const value = flags[name] ?? fromEnv ?? profile[name] ?? null
+    return value === null ? null : checkSetting(name, value)
+  }
+  return {baseUrl: pick('base-url', env.baseUrl), apiToken: pick('token', env.apiToken), customerId: pick('customer', env.customerId)}
+}
+
+/** The settings the API client needs, each present; one line naming the three ways to give a missing one. */
+export function requireClientSettings(settings: ClientSettings): {baseUrl: string; apiToken: string; customerId: string} {
+  const missing = (name: SettingName) => {
+    const {flag, variable, example} = SOURCES[name]
+    return new AppError('invalid_request_error', 400, `no ${name === 'base-url' ? 'API base URL' : name === 'token' ? 'API token' : 'customer id'} given (${example})`, `pass ${flag}, set ${variable}, or keep it in a profile: leads config set ${name} …`)
+  }
+  if (settings.baseUrl === null) throw missing('base-url')
+  if (settings.apiToken === null) throw missing('token')
+  if (settings.customerId === null) throw missing('customer')
+  return {baseUrl: settings.baseUrl, apiToken: settings.apiToken, customerId: settings.customerId}
+}
+
+/** The API client of the client commands, from the settings in force. */
+export function clientFromSettings(settings: ClientSettings, extra: Partial<ClientOptions> = {}): LeadsApiClient {
+  const {baseUrl, apiToken, customerId} = requireClientSettings(settings)
+  return new LeadsApiClient({baseUrl, token: apiToken, customerId, ...extra})
+}
+
+/** A setting's value checked (a URL, a token, a UUID); throws ValidationError naming it. */
+export function checkSetting(name: SettingName, raw: string): string {
+  const value = raw.trim()
+  if (name === 'base-url') {
+    let url: URL | null = null
+    try {
+      url = new URL(value)
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ValidationError(`base-url must be an http(s) URL, got "${value}"`, name)
+    return value.replace(/\/+$/, '')
+  }
+  if (name === 'token') {
+    if (!/^svc_[0-9a-f]{64}$/.test(value)) throw new ValidationError('token must be svc_ followed by 64 hex characters, as the operator issued it', name)
+    return value
+  }
+  if (!UUID_PATTERN.test(value)) throw new ValidationError(`customer must be a UUID, got "${value}"`, name)
+  return value.toLowerCase()
+}
+
+/** How a setting is shown: a token only by its first and last characters, so it never reaches a screen or a log. */
+export function shownSetting(name: SettingName, value: string): string {
+  return name === 'token' ? `${value.slice(0, 4)}…${value.slice(-4)}` : value
+}
+
+/**
+ * Named profiles of client settings in one JSON file in the CLI's config directory, readable by
+ * its owner only (0600, the directory 0700): it holds API tokens.
+ */
+export class ProfileStore {
+  constructor(private readonly file: string) {}
+
+  static in(configDir: string): ProfileStore {
+    return new ProfileStore(path.join(configDir, 'profiles.json'))
+  }
+
+  all(): Record<string, Profile> {
+    let text: string
+    try {
+      text = fs.readFileSync(this.file, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
+      throw error
+    }
+    try {
+      return JSON.parse(text) as Record<string, Profile>
+    } catch {
+      throw new AppError('invalid_request_error', 400, `${this.file} is not valid JSON`, 'fix or delete the file; `leads config set` writes it again')
+    }
+  }
+
+  /** A profile's settings; an unknown profile is an error unless it is the default (which may be empty). */
+  get(name: string): Profile {
+    const profile = this.all()[name]
+    if (profile === undefined && name !== DEFAULT_PROFILE) {
+      throw new ValidationError(`no profile "${name}"; profiles: ${Object.keys(this.all()).join(', ') || 'none yet'}`, 'profile', 'create it with `leads config set NAME VALUE --profile …`')
+    }
+    return profile ?? {}
+  }
+
+  set(name: string, setting: SettingName, value: string): void {
+    const all = this.all()
+    all[name] = {...all[name], [setting]: checkSetting(setting, value)}
+    this.write(all)
+  }
+
+  unset(name: string, setting: SettingName): void {
+    const all = this.all()
+    const {[setting]: _removed, ...rest} = all[name] ?? {}
+    all[name] = rest
+    this.write(all)
+  }
+
+  private write(all: Record<string, Profile>): void {
+    fs.mkdirSync(path.dirname(this.file), {recursive: true, mode: 0o700})
+    // Written beside and renamed over, so a crash never leaves half a file; 0600 from the start.
+    const next = `${this.file}.${process.pid}.tmp`
+    fs.writeFileSync(next, `${JSON.stringify(all, null, 2)}\n`, {mode: 0o600})
+    fs.renameSync(next, this.file)
+    fs.chmodSync(this.file, 0o600)
+  }
+}
