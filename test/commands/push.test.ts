@@ -94,7 +94,7 @@ describe('leads push', function () {
     const file = write('one.csv', 'contact_name\nSolo\n')
     const missing = await runCli(['push', file], {LEADS_BASE_URL: daemon.url, LEADS_CUSTOMER_ID: tenant.customer.id})
     expect(missing.code).to.equal(1)
-    expect(missing.stderr).to.match(/^Error: LEADS_API_TOKEN is not set/)
+    expect(missing.stderr).to.match(/^Error: no API token given .*set LEADS_API_TOKEN/)
     const readOnly = await daemon.services.keys.issue({customerId: tenant.customer.id, scopes: ['public_api:leads:read']})
     const forbidden = await runCli(['push', file], {...env(), LEADS_API_TOKEN: readOnly.token})
     expect(forbidden.code).to.equal(1)

@@ -1,9 +1,14 @@
 import {execFile} from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 export const CLI = path.join(PROJECT_ROOT, 'bin/run.js')
+
+/** An empty CLI config directory for every run that names none: no developer's profiles leak into a test. */
+const NO_PROFILES = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-test-config-'))
 
 export interface CliResult {
   code: number
@@ -17,7 +22,7 @@ export function runCli(args: string[], env: Record<string, string>, cwd = PROJEC
   // npm test names the test CA relative to the project; a command run elsewhere would warn that it cannot load it.
   if (base['NODE_EXTRA_CA_CERTS']) base['NODE_EXTRA_CA_CERTS'] = path.resolve(PROJECT_ROOT, base['NODE_EXTRA_CA_CERTS'])
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], {env: {...base, ...env}, cwd}, (error, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], {env: {...base, LEADS_CONFIG_DIR: NO_PROFILES, ...env}, cwd}, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
       resolve({code, stdout, stderr})
     })
@@ -34,7 +39,7 @@ export function runCliAtTerminal(args: string[], env: Record<string, string>, in
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEADS_')))
   if (base['NODE_EXTRA_CA_CERTS']) base['NODE_EXTRA_CA_CERTS'] = path.resolve(PROJECT_ROOT, base['NODE_EXTRA_CA_CERTS'])
   return new Promise((resolve) => {
-    const child = execFile('script', ['-qec', command, '/dev/null'], {env: {...base, ...env, TERM: 'xterm-256color'}, cwd: PROJECT_ROOT}, (error, stdout, stderr) => {
+    const child = execFile('script', ['-qec', command, '/dev/null'], {env: {...base, LEADS_CONFIG_DIR: NO_PROFILES, ...env, TERM: 'xterm-256color'}, cwd: PROJECT_ROOT}, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
       resolve({code, stdout: stdout.replace(/\r\n/g, '\n'), stderr})
     })
