@@ -16,7 +16,8 @@ export interface Delivery {
   completedAt: number | null
 }
 
-export type AttemptOutcome = 'success' | 'retry' | 'terminal'
+/** `final`: failed, and no attempt is left; `terminal`: failed in a way never retried (a redirect, a blocked address). */
+export type AttemptOutcome = 'success' | 'retry' | 'final' | 'terminal'
 
 export interface DeliveryAttempt {
   id: string

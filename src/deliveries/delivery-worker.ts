@@ -162,14 +162,20 @@ export class DeliveryWorker {
           if (attempt > 1 && !(await this.claims.renew(claimed))) throw new AbortError(new LostClaim('the delivery was cancelled or taken over'))
           const startedAt = this.clock.now()
           const result = await this.deps.sender.send(signedRequest(webhook, secret, event, delivery.id, startedAt))
-          const outcome = attemptOutcome(result)
+          const outcome = attemptOutcome(result, attempt >= attemptsLeft)
+          const statusCode = result.kind === 'response' ? result.statusCode : null
+          // One line per finished attempt: ids, answer and latency, never the payload or the secret.
+          this.deps.logger.info(
+            {delivery_id: delivery.id, webhook_id: webhook.id, event_id: event.id, attempt: priorAttempts + attempt, status: statusCode ?? describeResult(result), duration_ms: result.durationMs, outcome},
+            'delivery attempt',
+          )
           await this.attempts.record({
             attempt: {
               deliveryId: delivery.id,
               attemptNumber: priorAttempts + attempt,
               startedAt,
               durationMs: result.durationMs,
-              statusCode: result.kind === 'response' ? result.statusCode : null,
+              statusCode,
               error: result.kind === 'response' ? null : result.error,
               responseSnippet: result.kind === 'response' ? result.snippet : null,
               outcome,
@@ -178,7 +184,7 @@ export class DeliveryWorker {
           })
           if (outcome === 'success') return
           lastError = describeResult(result)
-          throw outcome === 'terminal' ? new AbortError(new TerminalAttempt(lastError)) : new RetryableAttempt(lastError)
+          throw outcome === 'retry' ? new RetryableAttempt(lastError) : new AbortError(new TerminalAttempt(lastError))
         },
         {
           retries: attemptsLeft - 1,

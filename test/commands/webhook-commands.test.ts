@@ -46,7 +46,7 @@ describe('webhook and delivery commands', function () {
     expect(output.webhook.id).to.equal(webhookId)
     expect(output.health).to.include({success_rate: 0, delivered: 0, failed: 1, consecutive_failures: 1, last_status: '500'})
     expect(output.recent[0]).to.include({id: deliveryId, status: 'failed'})
-    expect(output.recent[0].attempts[0]).to.include({attempt: 1, status_code: 500, outcome: 'retry', response_snippet: 'boom'})
+    expect(output.recent[0].attempts[0]).to.include({attempt: 1, status_code: 500, outcome: 'final', response_snippet: 'boom'})
     const text = await runCli(['webhooks', 'inspect', webhookId], env())
     expect(text.stdout).to.include(`${webhookId}  active`)
     expect(text.stdout).to.include('health:    success 0% (0 ok, 1 failed), streak 1, last 500')

@@ -115,7 +115,14 @@ describe('webhook delivery', function () {
       const done = await finished(deliveryId!)
       expect(done.status).to.equal('failed')
       expect(done.attempts).to.have.length(4)
+      expect(done.attempts.map((attempt) => attempt.outcome)).to.deep.equal(['retry', 'retry', 'retry', 'final'])
       expect(done.lastError).to.equal('HTTP 500')
+      // One log line per finished attempt, with its ids and answer, never the payload.
+      const lines = daemon.logs.filter((line) => line.includes('"delivery attempt"') && line.includes(deliveryId!)).map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(lines.map((line) => [line['attempt'], line['status'], line['outcome']])).to.deep.equal([[1, 500, 'retry'], [2, 500, 'retry'], [3, 500, 'retry'], [4, 500, 'final']])
+      expect(lines[0]).to.include({webhook_id: webhookId})
+      expect(lines[0]!['duration_ms']).to.be.a('number')
+      expect(lines.join('\n')).not.to.include('Doomed')
       expect(done.attempts[0]!.responseSnippet).to.equal('down')
       // The worker counts the failure against its webhook just after it marks the delivery failed.
       const webhook = await until(async () => {

@@ -101,7 +101,7 @@ const WRITTEN: Record<string, number> = {
   'delivery_attempts.id': UUID,
   'delivery_attempts.delivery_id': UUID,
   'delivery_attempts.error': 500,
-  'delivery_attempts.outcome': longest(['success', 'retry', 'terminal']),
+  'delivery_attempts.outcome': longest(['success', 'retry', 'final', 'terminal']),
 }
 
 describe('input caps against the columns the migrations create', function () {
