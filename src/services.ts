@@ -152,7 +152,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return getMetrics()
     },
     webhooks,
-    deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, clock),
+    deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, eventsStore, clock),
     createWorker: (workerOptions = {}) =>
       new DeliveryWorker(
         {

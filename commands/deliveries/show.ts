@@ -1,29 +1,34 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../_shared/base-command.js'
-import {inert} from '../../src/ui/terminal-text.js'
-import {type DeliveryReport, deliveryReport} from '../../src/webhooks/webhook-report.js'
+import {inert, terminalSafeLines} from '../../src/ui/terminal-text.js'
+import {type DeliveryDetailReport, deliveryDetailReport} from '../../src/webhooks/webhook-report.js'
 
 export default class DeliveriesShow extends BaseCommand {
-  static override description = 'One delivery with every attempt (time, duration, status or error, first 1 KiB of the response)'
+  static override description = 'One delivery: its event and lead, the payload sent, the next attempt, and every attempt (time, duration, status or error, first 1 KiB of the response)'
   static override examples = [
     '<%= config.bin %> deliveries show 5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90',
     '<%= config.bin %> deliveries show 5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90 --json',
   ]
   static override args = {deliveryId: Args.string({description: 'delivery id: its X-Service-Delivery UUID', required: true})}
 
-  async run(): Promise<DeliveryReport> {
+  async run(): Promise<DeliveryDetailReport> {
     const {args} = await this.parse(DeliveriesShow)
-    const delivery = deliveryReport(await this.withServices((services) => services.deliveries.show(args.deliveryId)))
+    const {delivery: found, event} = await this.withServices((services) => services.deliveries.detail(args.deliveryId))
+    const delivery = deliveryDetailReport(found, event)
     if (this.jsonEnabled()) return delivery
     // Errors and answers come from the receiver.
     const shown = inert({...delivery, attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null}))})
     this.log(`${shown.id}  ${shown.status}  webhook ${shown.webhook_id}  created ${shown.created_at}`)
-    if (shown.last_error) this.log(`last error: ${shown.last_error}`)
+    this.log(`event:        ${shown.event_type ?? '-'} ${shown.event_id}  lead ${shown.lead_id ?? '-'}`)
+    if (shown.next_attempt_at) this.log(`next attempt: ${shown.next_attempt_at}`)
+    if (shown.last_error) this.log(`last error:   ${shown.last_error}`)
     for (const attempt of shown.attempts) {
       this.log(`  #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error} ${attempt.duration_ms}ms ${attempt.outcome}`)
       if (attempt.response_snippet) this.log(`     ${attempt.response_snippet}`)
     }
+    // What each attempt sent as the body's lead (signed afresh each time, with its own delivered_at).
+    this.log(`payload (lead):\n${terminalSafeLines(JSON.stringify(delivery.payload, null, 2))}`)
     return delivery
   }
 }

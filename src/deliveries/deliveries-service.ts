@@ -1,3 +1,4 @@
+import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {NotFoundError, ValidationError} from '../shared/errors.js'
 import {UUID_PATTERN} from '../shared/validate.js'
@@ -16,6 +17,7 @@ export class DeliveriesService {
     private readonly store: DeliveriesStore,
     private readonly webhooks: WebhooksService,
     private readonly queue: DispatchQueue,
+    private readonly events: EventsStore,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -30,6 +32,12 @@ export class DeliveriesService {
     if (!delivery) throw deliveryNotFound(id)
     const [withAttempts] = await this.withAttempts([delivery])
     return withAttempts as DeliveryWithAttempts
+  }
+
+  /** A delivery with its attempts and the event it carries (what was sent, as the `lead` of each body). */
+  async detail(id: string): Promise<{delivery: DeliveryWithAttempts; event: StoredEvent | null}> {
+    const delivery = await this.show(id)
+    return {delivery, event: await this.events.find(delivery.eventId)}
   }
 
   /**

@@ -2,11 +2,11 @@ import {Box, Text} from 'ink'
 
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
 import {DELIVERY_STATUS_COLORS} from './colors.js'
+import {healthLine} from './webhook-text.js'
 
 /** A compact dashboard of one webhook. */
 export function WebhookDashboard({data}: {data: WebhookInspection}) {
   const {webhook, health, recent} = data
-  const rate = health.success_rate === null ? 'n/a' : `${Math.round(health.success_rate * 100)}%`
   return (
     <Box flexDirection="column">
       <Box borderStyle="round" borderColor={webhook.is_active ? 'green' : 'red'} flexDirection="column" paddingX={1}>
@@ -20,9 +20,7 @@ export function WebhookDashboard({data}: {data: WebhookInspection}) {
         </Text>
       </Box>
       <Text>
-        <Text bold>health</Text> success {rate} ({health.delivered} ok, {health.failed} failed of recent) · streak{' '}
-        <Text color={health.consecutive_failures > 0 ? 'red' : 'green'}>{health.consecutive_failures}</Text> · last {health.last_status ?? 'none'} · last success{' '}
-        {health.last_success_at ?? 'never'}
+        <Text bold>health</Text> <Text color={health.consecutive_failures > 0 || health.failing > 0 ? 'red' : 'green'}>{healthLine(health)}</Text>
       </Text>
       <Text bold>recent deliveries</Text>
       {recent.length === 0 ? <Text dimColor>none</Text> : null}
@@ -30,6 +28,7 @@ export function WebhookDashboard({data}: {data: WebhookInspection}) {
         <Box key={delivery.id} flexDirection="column">
           <Text>
             <Text color={DELIVERY_STATUS_COLORS[delivery.status]}>{delivery.status.padEnd(10)}</Text> {delivery.id} <Text dimColor>{delivery.created_at}</Text>
+            {delivery.next_attempt_at ? <Text color="yellow"> next attempt {delivery.next_attempt_at}</Text> : null}
           </Text>
           {delivery.attempts.map((attempt) => (
             <Text key={attempt.attempt} dimColor>

@@ -1,4 +1,5 @@
 import type {DeliveryWithAttempts} from '../deliveries/deliveries-service.js'
+import type {StoredEvent} from '../events/events-store.js'
 import type {DeliveryStatus} from '../deliveries/delivery-types.js'
 import {isoTime, isoTimeOrNull} from '../shared/clock.js'
 import type {Webhook} from './webhook-types.js'
@@ -42,7 +43,16 @@ export interface DeliveryReport {
   last_error: string | null
   created_at: string
   completed_at: string | null
+  /** When the next attempt is due; null once the delivery is finished. */
+  next_attempt_at: string | null
   attempts: AttemptReport[]
+}
+
+/** One delivery in full (`leads deliveries show`): with its event's type, lead and the payload sent as `lead`. */
+export interface DeliveryDetailReport extends DeliveryReport {
+  event_type: string | null
+  lead_id: string | null
+  payload: unknown
 }
 
 export function webhookReport(webhook: Webhook): WebhookReport {
@@ -76,6 +86,7 @@ export function deliveryReport(delivery: DeliveryWithAttempts): DeliveryReport {
     last_error: delivery.lastError,
     created_at: isoTime(delivery.createdAt),
     completed_at: isoTimeOrNull(delivery.completedAt),
+    next_attempt_at: FINISHED.has(delivery.status) ? null : isoTime(delivery.nextAttemptAt),
     attempts: delivery.attempts.map((attempt) => ({
       attempt: attempt.attemptNumber,
       started_at: isoTime(attempt.startedAt),
@@ -88,13 +99,25 @@ export function deliveryReport(delivery: DeliveryWithAttempts): DeliveryReport {
   }
 }
 
-/** What `leads webhooks inspect` reports: config, health over the recent deliveries, and those deliveries. */
+/** A delivery with its event, as `leads deliveries show` reports it. */
+export function deliveryDetailReport(delivery: DeliveryWithAttempts, event: StoredEvent | null): DeliveryDetailReport {
+  return {...deliveryReport(delivery), event_type: event?.type ?? null, lead_id: event?.leadId ?? null, payload: event?.payload ?? null}
+}
+
+/** How many of a webhook's latest deliveries its health is computed over, whatever --limit shows. */
+export const HEALTH_WINDOW = 100
+
+/** What `leads webhooks inspect` reports: config, health over the latest deliveries, and the most recent ones. */
 export interface WebhookInspection {
   webhook: WebhookReport
   health: {
+    /** Over the last HEALTH_WINDOW deliveries: succeeded / (succeeded + failed + failing). */
+    window: number
     success_rate: number | null
     delivered: number
     failed: number
+    /** Not finished, and their last attempt failed: failing now, still being retried. */
+    failing: number
     consecutive_failures: number
     last_status: string | null
     last_success_at: string | null
@@ -103,23 +126,30 @@ export interface WebhookInspection {
   recent: DeliveryReport[]
 }
 
-export function inspectionOf(webhook: Webhook, recentDeliveries: DeliveryWithAttempts[]): WebhookInspection {
+/** The inspection of a webhook: health over `window` (its latest deliveries), and the `recent` ones shown. */
+export function inspectionOf(webhook: Webhook, window: DeliveryWithAttempts[], recent: DeliveryWithAttempts[]): WebhookInspection {
   const report = webhookReport(webhook)
-  const recent = recentDeliveries.map(deliveryReport)
-  const delivered = recent.filter((d) => d.status === 'succeeded').length
-  const failed = recent.filter((d) => d.status === 'failed').length
-  const lastAttempt = recent.flatMap((d) => d.attempts).sort((a, b) => b.started_at.localeCompare(a.started_at))[0]
+  const counted = window.map(deliveryReport)
+  const delivered = counted.filter((d) => d.status === 'succeeded').length
+  const failed = counted.filter((d) => d.status === 'failed').length
+  const failing = counted.filter((d) => !FINISHED.has(d.status) && d.attempts.length > 0 && d.attempts.at(-1)!.outcome !== 'success').length
+  const lastAttempt = counted.flatMap((d) => d.attempts).sort((a, b) => b.started_at.localeCompare(a.started_at))[0]
+  const judged = delivered + failed + failing
   return {
     webhook: report,
     health: {
-      success_rate: delivered + failed === 0 ? null : delivered / (delivered + failed),
+      window: HEALTH_WINDOW,
+      success_rate: judged === 0 ? null : delivered / judged,
       delivered,
       failed,
+      failing,
       consecutive_failures: report.consecutive_failures,
       last_status: lastAttempt ? String(lastAttempt.status_code ?? lastAttempt.error) : null,
       last_success_at: report.last_success_at,
       failing_since: report.failing_since,
     },
-    recent,
+    recent: recent.map(deliveryReport),
   }
 }
+
+const FINISHED: ReadonlySet<DeliveryStatus> = new Set(['succeeded', 'failed', 'cancelled'])

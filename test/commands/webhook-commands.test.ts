@@ -44,13 +44,33 @@ describe('webhook and delivery commands', function () {
   it('webhooks inspect reports config, health and each attempt, as JSON and as text', async function () {
     const output = await runCliJson(['webhooks', 'inspect', webhookId], env())
     expect(output.webhook.id).to.equal(webhookId)
-    expect(output.health).to.include({success_rate: 0, delivered: 0, failed: 1, consecutive_failures: 1, last_status: '500'})
+    expect(output.health).to.include({window: 100, success_rate: 0, delivered: 0, failed: 1, failing: 0, consecutive_failures: 1, last_status: '500'})
     expect(output.recent[0]).to.include({id: deliveryId, status: 'failed'})
     expect(output.recent[0].attempts[0]).to.include({attempt: 1, status_code: 500, outcome: 'final', response_snippet: 'boom'})
     const text = await runCli(['webhooks', 'inspect', webhookId], env())
     expect(text.stdout).to.include(`${webhookId}  active`)
-    expect(text.stdout).to.include('health:    success 0% (0 ok, 1 failed), streak 1, last 500')
+    expect(text.stdout).to.include('health:    success 0% of the last 100 deliveries (0 ok, 1 failed, 0 failing now), streak 1, last 500')
     expect(text.stdout).to.match(new RegExp(`failed +${deliveryId}`))
+  })
+
+  it('shows a delivery with its event, lead, payload and next attempt, and counts a delivery still retrying as failing', async function () {
+    const shown = await runCliJson(['deliveries', 'show', deliveryId], env())
+    expect(shown).to.include({event_type: 'lead.created', next_attempt_at: null})
+    expect(shown.lead_id).to.match(/^[0-9a-f-]{36}$/)
+    expect(shown.payload).to.include({id: shown.lead_id, contact_name: 'Cli'})
+    const text = await runCli(['deliveries', 'show', deliveryId], env())
+    expect(text.stdout).to.include(`event:        lead.created ${shown.event_id}  lead ${shown.lead_id}`)
+    expect(text.stdout).to.match(/payload \(lead\):\n\{\n {2}"id": /)
+    // The same delivery, as if its failed attempt were being retried.
+    const due = Date.now() + 60_000
+    await daemon.services.db('deliveries').where({id: deliveryId}).update({status: 'pending', next_attempt_at: due, completed_at: null})
+    try {
+      const inspected = await runCliJson(['webhooks', 'inspect', webhookId, '--limit', '1'], env())
+      expect(inspected.health).to.include({window: 100, delivered: 0, failed: 0, failing: 1, success_rate: 0})
+      expect(inspected.recent[0].next_attempt_at).to.equal(new Date(due).toISOString())
+    } finally {
+      await daemon.services.db('deliveries').where({id: deliveryId}).update({status: 'failed', completed_at: Date.now()})
+    }
   })
 
   it("prints a customer's description and a receiver's answer inert: no escape sequence reaches the terminal", async function () {

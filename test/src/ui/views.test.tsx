@@ -56,18 +56,18 @@ describe('WebhookDashboard', function () {
         consecutive_failures: 3, failing_since: null, last_success_at: null, last_failure_at: null,
         created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z',
       },
-      health: {success_rate: 0.5, delivered: 1, failed: 1, consecutive_failures: 3, last_status: '500', last_success_at: null, failing_since: null},
+      health: {window: 100, success_rate: 1 / 3, delivered: 1, failed: 1, failing: 1, consecutive_failures: 3, last_status: '500', last_success_at: null, failing_since: null},
       recent: [
         {
           id: 'd1', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e1', status: 'failed', attempts_made: 1, last_error: 'HTTP 500',
-          created_at: '2026-11-22T00:00:00.000Z', completed_at: null,
+          created_at: '2026-11-22T00:00:00.000Z', completed_at: null, next_attempt_at: null,
           attempts: [{attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry', response_snippet: null}],
         },
       ],
     }
     const frame = stripAnsi(render(<WebhookDashboard data={data} />).lastFrame() ?? '')
     expect(frame).to.include('wh_1 disabled: every delivery failed for 5 days')
-    expect(frame).to.include('success 50% (1 ok, 1 failed of recent)')
+    expect(frame.replace(/\s+/g, ' ')).to.include('success 33% of the last 100 deliveries (1 ok, 1 failed, 1 failing now), streak 3')
     expect(frame).to.match(/failed +d1/)
     expect(frame).to.include('#1 2026-11-22T00:00:01.000Z 500 12ms retry')
   })
