@@ -1,5 +1,8 @@
+import {randomUUID} from 'node:crypto'
+
 import type {LeadWithRelations} from '../leads/leads-store.js'
 import {isoTime} from '../shared/clock.js'
+import type {StoredEvent} from './events-store.js'
 
 export const LEAD_CREATED = 'lead.created'
 
@@ -33,4 +36,25 @@ export function leadCreatedSnapshot(lead: LeadWithRelations): LeadCreatedSnapsho
     created_at: isoTime(lead.createdAt),
     updated_at: isoTime(lead.updatedAt),
   }
+}
+
+/**
+ * A lead.created event with a sample lead, for `leads webhooks test`: the shape a receiver gets,
+ * with values that say what it is. Never stored.
+ */
+export function sampleLeadCreated(customerId: string, now: number): StoredEvent {
+  const payload: LeadCreatedSnapshot = {
+    id: randomUUID(),
+    contact_name: 'Test Lead (sent by leads webhooks test)',
+    contact_phone: '+1 555 010 0000',
+    contact_email: 'test.lead@example.com',
+    source_platform: 'direct',
+    source_type: 'manual',
+    lead_line: 'buyer',
+    current_stage: {slug: 'new', name: 'New'},
+    custom_fields: {lead_line: 'buyer'},
+    created_at: isoTime(now),
+    updated_at: isoTime(now),
+  }
+  return {id: randomUUID(), customerId, type: LEAD_CREATED, leadId: payload.id, payload, createdAt: now}
 }

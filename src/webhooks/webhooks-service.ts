@@ -1,4 +1,8 @@
-import {randomBytes} from 'node:crypto'
+import {randomBytes, randomUUID} from 'node:crypto'
+
+import {DeliverySender, type SendResult} from '../deliveries/sender.js'
+import {signedRequest} from '../deliveries/signed-request.js'
+import {sampleLeadCreated} from '../events/lead-created.js'
 
 import {bodyAjv, compileOnFirstUse, toValidationError, type Validator} from '../shared/ajv.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
@@ -110,6 +114,38 @@ export class WebhooksService {
     const webhook = await this.store.findById(id)
     if (!webhook) throw new NotFoundError(`webhook ${id} does not exist`, 'run `leads webhooks list`')
     return webhook
+  }
+
+  /** Operator: deletes a webhook by id alone (its pending deliveries are cancelled). */
+  async deleteById(id: string): Promise<Webhook> {
+    const webhook = await this.getById(id)
+    await this.delete(webhook.customerId, id)
+    return webhook
+  }
+
+  /** Operator: mints a new signing secret for a webhook by id alone; the old one stops signing at once. */
+  async rotateSecretById(id: string): Promise<WebhookWithSecret> {
+    const webhook = await this.getById(id)
+    return this.update(webhook.customerId, id, {rotate_secret: true})
+  }
+
+  /**
+   * Operator: sends a signed sample lead.created to a webhook now, as a delivery attempt would
+   * (its URL checked again, its timeout, no redirect), outside the outbox: nothing is recorded or
+   * retried. The body has the event's exact shape, with a sample lead.
+   */
+  async sendTest(id: string): Promise<{webhook: Webhook; deliveryId: string; result: SendResult}> {
+    const found = await this.store.findWithSecret(id)
+    if (!found) throw new NotFoundError(`webhook ${id} does not exist`, 'run `leads webhooks list`')
+    const now = this.clock.now()
+    const deliveryId = randomUUID()
+    const sender = new DeliverySender(this.targets)
+    try {
+      const result = await sender.send(signedRequest(found.webhook, this.secrets.open(found.secretCiphertext), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now))
+      return {webhook: found.webhook, deliveryId, result}
+    } finally {
+      sender.close()
+    }
   }
 
   /** Operator: turn a webhook on or off; turning it on clears the failure streak's reason. */

@@ -5,6 +5,7 @@ import {backends} from '../helpers/backends.js'
 import {runCli, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {Receiver} from '../helpers/receiver.js'
+import {verifyDelivery} from '../helpers/verify-signature.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 describe('webhook and delivery commands', function () {
@@ -116,6 +117,43 @@ describe('webhook and delivery commands', function () {
     expect(receiver.requests.at(-1)!.headers['x-service-delivery']).to.equal(deliveryId)
     for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
+  })
+
+  it('webhooks create, test, rotate-secret and delete act for the customer from the terminal', async function () {
+    const cliEnv = {...env(), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
+    const created = await runCliJson(['webhooks', 'create', '--customer', tenant.customer.id, '--url', receiver.url, '--description', 'from the CLI', '--retry-attempts', '2'], cliEnv)
+    expect(created.secret).to.match(/^svc_whsec_[0-9a-f]+$/)
+    expect(created.webhook).to.include({customer_id: tenant.customer.id, url: receiver.url, description: 'from the CLI', retry_attempts: 2, is_active: true})
+    const id = created.webhook.id as string
+
+    receiver.reply({status: 204})
+    const before = receiver.requests.length
+    const tested = await runCli(['webhooks', 'test', id], cliEnv)
+    expect(tested.code, tested.stderr).to.equal(0)
+    expect(tested.stdout).to.match(new RegExp(`^POST ${receiver.url} \\(X-Service-Delivery [0-9a-f-]{36}\\) → HTTP 204 in \\d+ ms`))
+    const sample = receiver.requests[before]!
+    expect(verifyDelivery(sample, created.secret)).to.equal(true)
+    const body = JSON.parse(sample.rawBody.toString())
+    expect(Object.keys(body)).to.deep.equal(['event', 'delivered_at', 'lead'])
+    expect(body.event).to.equal('lead.created')
+    expect(body.lead.contact_name).to.equal('Test Lead (sent by leads webhooks test)')
+    // Nothing is recorded for a test.
+    expect(await daemon.services.db('deliveries').where({webhook_id: id})).to.deep.equal([])
+
+    const rotated = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], cliEnv)
+    expect(rotated.secret).to.match(/^svc_whsec_/).and.not.equal(created.secret)
+    receiver.reply({status: 500, body: 'nope'})
+    const failing = await runCli(['webhooks', 'test', id], cliEnv)
+    expect(failing.code).to.equal(1)
+    expect(failing.stdout).to.include('→ HTTP 500')
+    expect(failing.stderr).to.include('the receiver did not acknowledge the test event (HTTP 500)')
+    const resigned = receiver.requests.at(-1)!
+    expect(verifyDelivery(resigned, rotated.secret)).to.equal(true)
+    expect(verifyDelivery(resigned, created.secret)).to.equal(false)
+
+    expect((await runCli(['webhooks', 'delete', id], cliEnv)).stderr).to.include('add --yes to confirm')
+    expect(await runCliJson(['webhooks', 'delete', id, '--yes'], cliEnv)).to.deep.equal({id, deleted: true})
+    expect((await runCli(['webhooks', 'inspect', id], cliEnv)).stderr).to.include(`webhook ${id} does not exist`)
   })
 
   it('webhooks disable and enable switch the webhook', async function () {

@@ -1,0 +1,46 @@
+import {Args} from '@oclif/core'
+
+import {AppError} from '../../src/shared/errors.js'
+import {terminalSafe} from '../../src/ui/terminal-text.js'
+import {BaseCommand} from '../_shared/base-command.js'
+
+/** What `leads webhooks test` reports. */
+interface TestOutput {
+  webhook_id: string
+  url: string
+  delivery_id: string
+  status_code: number | null
+  error: string | null
+  duration_ms: number
+  response_snippet: string | null
+}
+
+export default class WebhooksTest extends BaseCommand {
+  static override description =
+    'Send a signed sample lead.created to a webhook now and show what its receiver answered (nothing is recorded or retried); exits 1 unless it answered 2xx'
+  static override examples = ['<%= config.bin %> webhooks test wh_3b1f0c2d9e8a', '<%= config.bin %> webhooks test wh_3b1f0c2d9e8a --json']
+  static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
+
+  async run(): Promise<TestOutput> {
+    const {args} = await this.parse(WebhooksTest)
+    const {webhook, deliveryId, result} = await this.withServices((services) => services.webhooks.sendTest(args.webhookId))
+    const output: TestOutput = {
+      webhook_id: webhook.id,
+      url: webhook.url,
+      delivery_id: deliveryId,
+      status_code: result.kind === 'response' ? result.statusCode : null,
+      error: result.kind === 'response' ? null : result.error,
+      duration_ms: result.durationMs,
+      response_snippet: result.kind === 'response' ? result.snippet : null,
+    }
+    const answer = output.status_code === null ? `no answer: ${output.error}` : `HTTP ${output.status_code}`
+    this.log(terminalSafe(`POST ${webhook.url} (X-Service-Delivery ${deliveryId}) → ${answer} in ${output.duration_ms} ms`))
+    if (output.response_snippet) this.log(terminalSafe(`  ${output.response_snippet.replace(/\s+/g, ' ').slice(0, 300)}`))
+    const delivered = output.status_code !== null && output.status_code >= 200 && output.status_code < 300
+    if (!delivered) {
+      if (this.jsonEnabled()) process.exitCode = 1
+      else throw new AppError('invalid_request_error', 400, `the receiver did not acknowledge the test event (${answer})`, 'it must answer 2xx; see the answer above')
+    }
+    return output
+  }
+}
