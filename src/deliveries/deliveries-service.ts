@@ -6,6 +6,7 @@ import type {WebhooksService} from '../webhooks/webhooks-service.js'
 import type {DeliveriesStore, DeliveryFilter} from './deliveries-store.js'
 import {type Delivery, type DeliveryAttempt, DELIVERY_STATUSES, type DeliveryStatus} from './delivery-types.js'
 import type {DispatchQueue} from './dispatch-queue.js'
+import {DeliveryTail} from './delivery-tail.js'
 
 export interface DeliveryWithAttempts extends Delivery {
   attempts: DeliveryAttempt[]
@@ -32,6 +33,11 @@ export class DeliveriesService {
     if (!delivery) throw deliveryNotFound(id)
     const [withAttempts] = await this.withAttempts([delivery])
     return withAttempts as DeliveryWithAttempts
+  }
+
+  /** A tail of the deliveries queued and attempts finished from `start` on, optionally of one webhook or customer. */
+  tail(filter: {webhookId?: string; customerId?: string}, start: number): DeliveryTail {
+    return new DeliveryTail(this.store, filter, start)
   }
 
   /** A delivery with its attempts and the event it carries (what was sent, as the `lead` of each body). */

@@ -209,6 +209,23 @@ export class DeliveriesStore {
     return ((await query) as Row[]).map(fromRow)
   }
 
+  /**
+   * Deliveries changed at or after `since` (created, or an attempt recorded), oldest change first,
+   * with their event's type and lead: what `leads deliveries tail` follows.
+   */
+  async changedSince(since: number, filter: {webhookId?: string; customerId?: string}, limit: number): Promise<Array<Delivery & {eventType: string | null; leadId: string | null}>> {
+    const query = this.db('deliveries')
+      .leftJoin('events', 'events.id', 'deliveries.event_id')
+      .where('deliveries.updated_at', '>=', since)
+      .select('deliveries.*', 'events.type as event_type', 'events.lead_id as event_lead_id')
+      .orderBy([{column: 'deliveries.updated_at'}, {column: 'deliveries.id'}])
+      .limit(limit)
+    if (filter.webhookId !== undefined) query.where('deliveries.webhook_id', filter.webhookId)
+    if (filter.customerId !== undefined) query.where('deliveries.customer_id', filter.customerId)
+    const rows = (await query) as Array<Row & {event_type: string | null; event_lead_id: string | null}>
+    return rows.map((row) => ({...fromRow(row), eventType: row.event_type, leadId: row.event_lead_id}))
+  }
+
   async attempts(deliveryIds: string[]): Promise<DeliveryAttempt[]> {
     if (deliveryIds.length === 0) return []
     const rows = (await this.db('delivery_attempts').whereIn('delivery_id', deliveryIds).orderBy([{column: 'started_at'}, {column: 'attempt_number'}])) as AttemptRow[]

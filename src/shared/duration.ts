@@ -1,14 +1,14 @@
 import {ValidationError} from './errors.js'
 import {printable} from './text.js'
 
-const UNIT_MS = {s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000} as const
+const UNIT_MS = {ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000} as const
 
 /** The longest duration accepted (ten years): anything longer overflows what a timestamp column and a date can hold. */
 export const MAX_DURATION_MS = 3650 * UNIT_MS.d
 
-/** Parses durations like `30s`, `15m`, `1h`, `90d` (at most 3650d) into milliseconds. */
+/** Parses durations like `500ms`, `30s`, `15m`, `1h`, `90d` (at most 3650d) into milliseconds. */
 export function parseDuration(text: string, param: string): number {
-  const match = /^(\d{1,10})([smhd])$/.exec(text.trim())
+  const match = /^(\d{1,10})(ms|[smhd])$/.exec(text.trim())
   if (!match) throw new ValidationError(`${param} must be a duration like 30s, 15m, 1h or 90d, got "${printable(text)}"`, param)
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]
   if (ms > MAX_DURATION_MS) throw new ValidationError(`${param} must be at most 3650d (ten years), got "${text.trim()}"`, param)

@@ -3,6 +3,7 @@
  * (views.tsx) only for a view, which keeps every other command's start-up short.
  */
 import type {PullProgress as Progress} from '../client/pull.js'
+import type {TailEntry} from '../deliveries/delivery-tail.js'
 import type {PushSummary} from '../client/push.js'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
 import type {SecretOnceProps} from './SecretOnce.js'
@@ -55,6 +56,11 @@ export async function renderWebhookInspection(data: WebhookInspection, interacti
     return
   }
   await (await import('./views.js')).showWebhookInspection(safe)
+}
+
+/** The live view of `leads deliveries tail` on a terminal. */
+export async function renderDeliveryTail(following: string, rows: number): Promise<{show(entries: readonly TailEntry[]): void; done(): void}> {
+  return (await import('./views.js')).startDeliveryTail(following, rows)
 }
 
 /** A live pull progress line on stderr. */

@@ -5,6 +5,8 @@
 import {render} from 'ink'
 
 import type {ApiWait} from '../client/api-client.js'
+import type {TailEntry} from '../deliveries/delivery-tail.js'
+import {countTail, DeliveryTailView, type TailCounts} from './DeliveryTailView.js'
 import type {PullProgress as Progress} from '../client/pull.js'
 import type {PushSummary} from '../client/push.js'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
@@ -51,6 +53,22 @@ export function startPushProgress(): ProgressView<PushSummary> {
   return {
     update: (summary) => instance.rerender(<PushProgress summary={(latest = summary)} waiting={null} />),
     wait: (wait) => instance.rerender(<PushProgress summary={latest} waiting={{reason: wait.reason, until: Date.now() + wait.waitMs}} />),
+    done: () => instance.unmount(),
+  }
+}
+
+/** `leads deliveries tail` on a terminal: show(entries) adds what the last poll found; the latest `rows` stay on screen. */
+export function startDeliveryTail(following: string, rows: number): {show(entries: readonly TailEntry[]): void; done(): void} {
+  let latest: TailEntry[] = []
+  let counts: TailCounts = {queued: 0, delivered: 0, retrying: 0, failed: 0}
+  const instance = render(<DeliveryTailView entries={latest} counts={counts} following={following} />, {patchConsole: false})
+  return {
+    show: (entries) => {
+      if (entries.length === 0) return
+      latest = [...latest, ...entries].slice(-rows)
+      counts = countTail(counts, entries)
+      instance.rerender(<DeliveryTailView entries={latest} counts={counts} following={following} />)
+    },
     done: () => instance.unmount(),
   }
 }

@@ -1,8 +1,10 @@
+import {spawn} from 'node:child_process'
+
 import {expect} from 'chai'
 
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {runCli, runCliJson} from '../helpers/cli.js'
+import {CLI, runCli, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {Receiver} from '../helpers/receiver.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
@@ -154,6 +156,31 @@ describe('webhook and delivery commands', function () {
     expect((await runCli(['webhooks', 'delete', id], cliEnv)).stderr).to.include('add --yes to confirm')
     expect(await runCliJson(['webhooks', 'delete', id, '--yes'], cliEnv)).to.deep.equal({id, deleted: true})
     expect((await runCli(['webhooks', 'inspect', id], cliEnv)).stderr).to.include(`webhook ${id} does not exist`)
+  })
+
+  it('deliveries tail follows deliveries as they happen: queued, then each attempt with its answer, and stops on Ctrl-C', async function () {
+    const tail = spawn(process.execPath, [CLI, 'deliveries', 'tail', '--webhook', webhookId, '--interval', '200ms'], {env: {...process.env, ...env(), NODE_EXTRA_CA_CERTS: ''}})
+    let output = ''
+    tail.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => tail.on('exit', (code) => resolve(code)))
+    try {
+      // Let the tail start before the delivery happens.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      // The webhook makes one attempt (retry_attempts 0): queued, then its final answer.
+      receiver.reply({status: 503, body: 'busy'})
+      const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Tailed'})
+      const leadId = created.body.lead.id as string
+      const lines = () => output.trim().split('\n').filter((line) => line.includes(leadId)).map((line) => line.split('\t'))
+      for (let i = 0; i < 100 && !lines().some((cells) => cells[8] === 'final'); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+      const seen = lines()
+      expect(seen.map((cells) => [cells[5], cells[6], cells[8]])).to.deep.equal([['0', 'queued', 'queued'], ['1', '503', 'final']])
+      expect(new Set(seen.map((cells) => cells[1])).size).to.equal(1)
+      expect(seen[1]!.slice(2, 5)).to.deep.equal([webhookId, 'lead.created', leadId])
+      expect(Number(seen[1]![7])).to.be.at.least(0)
+    } finally {
+      tail.kill('SIGINT')
+    }
+    expect(await exited).to.equal(0)
   })
 
   it('webhooks disable and enable switch the webhook', async function () {

@@ -106,3 +106,23 @@ describe('WaitCountdown', function () {
     view.unmount()
   })
 })
+
+describe('DeliveryTailView', function () {
+  it('shows the counters and each delivery and attempt with its answer, latency, outcome and next retry', async function () {
+    const {DeliveryTailView, countTail} = await import('../../../src/ui/DeliveryTailView.js')
+    const common = {delivery_id: 'd1', webhook_id: 'wh_1', event_type: 'lead.created', lead_id: 'l1', delivery_status: 'pending' as const}
+    const entries = [
+      {...common, at: '2026-11-23T10:00:00.000Z', attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued', next_attempt_at: null},
+      {...common, at: '2026-11-23T10:00:00.120Z', attempt: 1, result: '503', duration_ms: 40, outcome: 'retry', next_attempt_at: '2026-11-23T10:00:02.000Z'},
+      {...common, at: '2026-11-23T10:00:02.050Z', attempt: 2, result: '\u001b]0;x\u0007', duration_ms: 12, outcome: 'final', next_attempt_at: null},
+    ]
+    const counts = countTail({queued: 0, delivered: 0, retrying: 0, failed: 0}, entries)
+    expect(counts).to.deep.equal({queued: 1, delivered: 0, retrying: 1, failed: 1})
+    const frame = stripAnsi(render(<DeliveryTailView entries={entries} counts={counts} following="webhook wh_1" />).lastFrame() ?? '')
+    const lines = frame.split('\n')
+    expect(lines[0]).to.equal('following webhook wh_1 · 1 queued · 0 delivered · 1 to retry · 1 failed (Ctrl-C stops)')
+    expect(lines[1]).to.equal('10:00:00.000 d1 lead.created lead l1 queued queued')
+    expect(lines[2]).to.equal('10:00:00.120 d1 lead.created lead l1 #1 503 40ms retry next 10:00:02')
+    expect(lines[3]).to.equal('10:00:02.050 d1 lead.created lead l1 #2 ^[]0;x^G 12ms final')
+  })
+})

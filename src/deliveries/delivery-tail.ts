@@ -1,0 +1,87 @@
+import {isoTime, isoTimeOrNull} from '../shared/clock.js'
+import type {DeliveriesStore} from './deliveries-store.js'
+import type {DeliveryStatus} from './delivery-types.js'
+
+/** One line of `leads deliveries tail`: a delivery queued, or one of its attempts finished. */
+export interface TailEntry {
+  at: string
+  delivery_id: string
+  webhook_id: string
+  event_type: string | null
+  lead_id: string | null
+  /** 0 for a delivery just queued. */
+  attempt: number
+  /** The HTTP status, the error, or `queued`. */
+  result: string
+  duration_ms: number | null
+  outcome: string
+  delivery_status: DeliveryStatus
+  /** When the delivery's next attempt is due, while it is being retried. */
+  next_attempt_at: string | null
+}
+
+/**
+ * Deliveries changed this long before the last change seen are read again: attempts are recorded
+ * in batches (group commit), so one committed a moment later can carry an earlier time.
+ */
+const LOOKBACK_MS = 5_000
+const BATCH = 500
+
+/**
+ * Follows deliveries as they happen: each poll returns what was queued and each attempt finished
+ * since the previous poll, once, oldest first. It reads the deliveries changed since then (an
+ * index range on updated_at) and their attempts; what it has shown is remembered for the lookback.
+ */
+export class DeliveryTail {
+  private since: number
+  private readonly shown = new Map<string, number>()
+
+  constructor(
+    private readonly store: DeliveriesStore,
+    private readonly filter: {webhookId?: string; customerId?: string},
+    start: number,
+  ) {
+    this.since = start
+  }
+
+  async poll(): Promise<TailEntry[]> {
+    // Only what happened in the window is shown; what is older was shown before, or predates the tail.
+    const from = this.since - LOOKBACK_MS
+    const changed = await this.store.changedSince(from, this.filter, BATCH)
+    if (changed.length === 0) return []
+    const attempts = await this.store.attempts(changed.map((delivery) => delivery.id))
+    const entries: Array<TailEntry & {time: number}> = []
+    for (const delivery of changed) {
+      const common = {
+        delivery_id: delivery.id,
+        webhook_id: delivery.webhookId,
+        event_type: delivery.eventType,
+        lead_id: delivery.leadId,
+        delivery_status: delivery.status,
+        next_attempt_at: delivery.status === 'pending' ? isoTimeOrNull(delivery.nextAttemptAt) : null,
+      }
+      if (delivery.createdAt >= from && this.firstTime(`queued:${delivery.id}`, delivery.createdAt)) {
+        entries.push({...common, time: delivery.createdAt, at: isoTime(delivery.createdAt), attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'})
+      }
+      for (const attempt of attempts.filter((candidate) => candidate.deliveryId === delivery.id)) {
+        const finished = attempt.startedAt + attempt.durationMs
+        if (finished < from || !this.firstTime(attempt.id, finished)) continue
+        entries.push({...common, time: finished, at: isoTime(finished), attempt: attempt.attemptNumber, result: attempt.statusCode === null ? (attempt.error ?? 'error') : String(attempt.statusCode), duration_ms: attempt.durationMs, outcome: attempt.outcome})
+      }
+    }
+    this.since = Math.max(this.since, changed.at(-1)!.updatedAt)
+    this.forgetBefore(this.since - LOOKBACK_MS)
+    return entries.sort((a, b) => a.time - b.time).map(({time: _time, ...entry}) => entry)
+  }
+
+  /** True the first time `key` is seen; remembers it with the time of what it names. */
+  private firstTime(key: string, at: number): boolean {
+    if (this.shown.has(key)) return false
+    this.shown.set(key, at)
+    return true
+  }
+
+  private forgetBefore(time: number): void {
+    for (const [key, at] of this.shown) if (at < time) this.shown.delete(key)
+  }
+}
