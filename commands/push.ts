@@ -5,6 +5,7 @@ import {detectFormat} from '../src/client/lead-file.js'
 import {type PushReport, pushFile} from '../src/client/push.js'
 import {ON_DUPLICATE} from '../src/leads/bulk-plan.js'
 import {renderPushProgress} from '../src/ui/render.js'
+import {terminalSafe} from '../src/ui/terminal-text.js'
 import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
 
 export default class Push extends BaseCommand {
@@ -51,9 +52,10 @@ Reaches the API with --base-url, --token (scope public_api:leads:write) and --cu
   }
 
   private printReport(report: PushReport): void {
-    for (const row of report.failed) this.log(`line ${row.line}: ${row.message}`)
+    // A row's message can quote the file and what the server said.
+    for (const row of report.failed) this.log(terminalSafe(`line ${row.line}: ${row.message}`))
     for (const {slug, lines} of report.unknown_custom_fields) {
-      this.log(`unknown custom field "${slug}" dropped on ${lines.length} row(s), first at line ${lines[0]}`)
+      this.log(terminalSafe(`unknown custom field "${slug}" dropped on ${lines.length} row(s), first at line ${lines[0]}`))
     }
     const {summary} = report
     this.log(

@@ -201,6 +201,25 @@ describe('operator commands', function () {
     expect(result.stderr).to.match(/^Error: LEADS_MASTER_KEY is required/)
   })
 
+  it('follows the conventions: help and version commands, -h and -v, the environment in the root help, "did you mean" at a terminal', async function () {
+    const root = await runCli(['--help'], {})
+    expect(root.code).to.equal(0)
+    expect(root.stdout).to.match(/ENVIRONMENT\n {2}LEADS_DATABASE_URL +database: /)
+    for (const variable of ['LEADS_REDIS_URL', 'LEADS_MASTER_KEY', 'LEADS_BASE_URL', 'LEADS_API_TOKEN', 'LEADS_CUSTOMER_ID', 'NO_COLOR']) expect(root.stdout).to.include(variable)
+    const topic = await runCli(['help', 'keys'], {})
+    expect(topic.stdout).to.match(/^Issue, list, rotate and revoke customer API keys\n/)
+    expect(topic.stdout).to.include('keys revoke')
+    expect((await runCli(['keys', 'list', '-h'], {})).stdout).to.include('--no-truncate')
+    const version = await runCli(['version'], {})
+    expect(version.stdout).to.match(/^leads-service\/\d+\.\d+\.\d+ /)
+    expect((await runCli(['-v'], {})).stdout).to.equal(version.stdout)
+    const completion = await runCli(['autocomplete', 'bash'], {})
+    expect(completion.stdout).to.include('leads autocomplete')
+    const typo = await runCliAtTerminal(['kyes', 'list'], {}, 'n\n')
+    expect(typo.stdout.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')).to.include('Did you mean keys list?')
+    expect(typo.code).to.equal(127)
+  })
+
   it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {
     const result = await runCli(['customers', 'list'], {
       LEADS_DATABASE_URL: 'mysql://root:hunter2@127.0.0.1:1/leads',
