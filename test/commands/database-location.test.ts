@@ -7,7 +7,7 @@ import {expect} from 'chai'
 import {loadConfig} from '../../src/config/config.js'
 import {createLogger} from '../../src/log/logger.js'
 import {createServices} from '../../src/services.js'
-import {runCli} from '../helpers/cli.js'
+import {runCli, runCliProcess} from '../helpers/cli.js'
 
 /**
  * Operator commands use the database the daemon uses and never create one: on the embedded
@@ -34,7 +34,8 @@ describe('the database operator commands use', function () {
   }
 
   it('fails in one line saying where it looked, and creates nothing, when there is no database', async function () {
-    const result = await runCli(['customers', 'list'], {}, top)
+    // The real executable, end to end.
+    const result = await runCliProcess(['customers', 'list'], {}, top)
     expect(result.code).to.equal(1)
     expect(result.stdout).to.equal('')
     expect(result.stderr.trim().split('\n')).to.have.length(1)

@@ -4,7 +4,7 @@ import {KeysStore} from '../../src/keys/keys-store.js'
 import {hashToken} from '../../src/keys/tokens.js'
 import type {Services} from '../../src/services.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {runCli, runCliAtTerminal, runCliJson} from '../helpers/cli.js'
+import {runCli, runCliAtTerminal, runCliJson, runCliProcess} from '../helpers/cli.js'
 import {insertLeads, leadRecord, openServices} from '../helpers/fixtures.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -202,7 +202,8 @@ describe('operator commands', function () {
   })
 
   it('follows the conventions: help and version commands, -h and -v, the environment in the root help, "did you mean" at a terminal', async function () {
-    const root = await runCli(['--help'], {})
+    // The real executable, end to end: its manifest, plugins and help class.
+    const root = await runCliProcess(['--help'], {})
     expect(root.code).to.equal(0)
     expect(root.stdout).to.match(/ENVIRONMENT\n {2}LEADS_DATABASE_URL +database: /)
     for (const variable of ['LEADS_REDIS_URL', 'LEADS_MASTER_KEY', 'LEADS_BASE_URL', 'LEADS_API_TOKEN', 'LEADS_CUSTOMER_ID', 'NO_COLOR']) expect(root.stdout).to.include(variable)
@@ -212,7 +213,7 @@ describe('operator commands', function () {
     expect((await runCli(['keys', 'list', '-h'], {})).stdout).to.include('--no-truncate')
     const version = await runCli(['version'], {})
     expect(version.stdout).to.match(/^leads-service\/\d+\.\d+\.\d+ /)
-    expect((await runCli(['-v'], {})).stdout).to.equal(version.stdout)
+    expect((await runCliProcess(['-v'], {})).stdout).to.equal(version.stdout)
     const completion = await runCli(['autocomplete', 'bash'], {})
     expect(completion.stdout).to.include('leads autocomplete')
     const typo = await runCliAtTerminal(['kyes', 'list'], {}, 'n\n')
@@ -221,7 +222,8 @@ describe('operator commands', function () {
   })
 
   it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {
-    const result = await runCli(['customers', 'list'], {
+    // A process of its own: nothing but the one line may reach its console.
+    const result = await runCliProcess(['customers', 'list'], {
       LEADS_DATABASE_URL: 'mysql://root:hunter2@127.0.0.1:1/leads',
       LEADS_MASTER_KEY: 'ab'.repeat(32),
     })
