@@ -102,13 +102,15 @@ describe('operator commands', function () {
 
     it('keys list at an 80-column terminal keeps each key id whole on its line, in colour unless NO_COLOR or --no-color', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--name', 'a long name that the table will have to cut to fit'], env)
-      const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], env, '', 80)
+      // A colour terminal, whatever this run's own (CI=true alone turns colour off): FORCE_COLOR=1, which NO_COLOR and --no-color must beat.
+      const colour = {...env, FORCE_COLOR: '1'}
+      const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], colour, '', 80)
       expect(shown.code, shown.stdout).to.equal(0)
       const line = shown.stdout.split('\n').find((candidate) => candidate.includes(issued.id))
       expect(line, shown.stdout).to.not.equal(undefined)
       expect(line!.replace(/\u001b\[[0-9;]*m/g, '').split(/\s+/)[0]).to.equal(issued.id)
       expect(shown.stdout).to.match(/\u001b\[1m/)
-      for (const plain of [await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 80), await runCliAtTerminal(['keys', 'list', '--customer', customerId, '--no-color'], env, '', 80)]) {
+      for (const plain of [await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...colour, NO_COLOR: '1'}, '', 80), await runCliAtTerminal(['keys', 'list', '--customer', customerId, '--no-color'], colour, '', 80)]) {
         expect(plain.stdout).to.include(issued.id)
         expect(plain.stdout).to.not.match(/\u001b\[[0-9;]*m/)
       }
