@@ -129,6 +129,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
+  let limiter: RequestLimiter | undefined
   const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock))
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
@@ -147,7 +148,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     searchIndex: new LeadSearchIndex(db),
     idempotency: new IdempotencyService(idempotencyStore, clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
-    limiter: new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix),
+    // Built when first used, like the metrics: operator commands never limit requests.
+    get limiter() {
+      return (limiter ??= new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix))
+    },
     get metrics() {
       return getMetrics()
     },

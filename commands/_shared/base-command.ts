@@ -38,8 +38,8 @@ export abstract class BaseCommand extends Command {
     requireKeptMasterKey(config)
     // Loaded here, not at the top: the stores, drivers and Redis client are most of a command's
     // start-up, and --help, usage errors and the client commands need none of them.
-    const [{createServices}, {createLogger}] = await Promise.all([import('../../src/services.js'), import('../../src/log/logger.js')])
-    const services = await createServices(config, {logger: createLogger('silent'), connectRedis: options.redis ?? false})
+    const {createServices} = await import('../../src/services.js')
+    const services = await createServices(config, {connectRedis: options.redis ?? false})
     try {
       return await work(services)
     } finally {

@@ -1,4 +1,6 @@
-import {pino, type Logger} from 'pino'
+import {createRequire} from 'node:module'
+
+import type {Logger} from 'pino'
 
 import {safeError} from './safe-error.js'
 
@@ -29,6 +31,8 @@ export const REDACTED_PATHS = [
  * statement's values (a lead's email or phone) reach the log.
  */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  // Required here: operator commands log nothing and need not load pino at start-up.
+  const {pino} = createRequire(import.meta.url)('pino') as typeof import('pino')
   const options = {level, redact: {paths: REDACTED_PATHS, censor: '[redacted]'}, base: {service: 'leads'}, serializers: {err: safeError}}
   return destination ? pino(options, destination as never) : pino(options)
 }

@@ -1,4 +1,6 @@
-import {type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, type RateLimiterRes} from 'rate-limiter-flexible'
+import {createRequire} from 'node:module'
+
+import type {RateLimiterAbstract, RateLimiterRes} from 'rate-limiter-flexible'
 
 import type {RedisClient} from '../db/redis.js'
 import type {Logger} from '../log/logger.js'
@@ -58,6 +60,8 @@ export class RequestLimiter {
     /** Redis key prefix; daemons that share a budget must share it. */
     keyPrefix = 'leads:rl',
   ) {
+    // Required, not imported: only the daemon limits requests (see services.ts).
+    const {RateLimiterMemory, RateLimiterRedis} = createRequire(import.meta.url)('rate-limiter-flexible') as typeof import('rate-limiter-flexible')
     const build = (window: Window): RateLimiterAbstract => {
       const options = {keyPrefix: `${keyPrefix}:${window}`, points: COUNTER_CEILING, duration: WINDOW_SECONDS[window]}
       if (!redis) return new RateLimiterMemory(options)
