@@ -159,14 +159,16 @@ describe('generated input (fast-check)', function () {
     }
 
     before(async function () {
-      // Webhook URLs resolve to a public address without asking DNS.
-      daemon = await startTestDaemon(backend, {lookup: async () => [{address: '93.184.216.34', family: 4}]})
+      // Webhook URLs resolve to a public address without asking DNS; no worker, so nothing is ever sent to them.
+      daemon = await startTestDaemon(backend, {role: 'api', lookup: async () => [{address: '93.184.216.34', family: 4}]})
       tenant = await newTenant(daemon.services, undefined, {roomy: true})
       await daemon.services.customers.addField(tenant.customer.id, {slug: 'budget', type: 'number'})
       await daemon.services.customers.addField(tenant.customer.id, {slug: 'notes', type: 'string'})
       webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/leads', event_types: ['lead.created']})).webhook.id
     })
     after(async function () {
+      // Deleting the webhooks cancels their pending deliveries: no later daemon's sweeper sends them.
+      for (const webhook of await daemon.services.webhooks.list(tenant.customer.id)) await daemon.services.webhooks.delete(tenant.customer.id, webhook.id)
       await daemon.stop()
     })
 
