@@ -1,6 +1,5 @@
-import {v7 as timeOrderedUuid} from 'uuid'
-
 import {LEAD_LINE_SLUG, type LeadLine} from '../customers/customer-types.js'
+import {timeOrderedId} from '../shared/time-ordered-id.js'
 import type {LeadInput} from './lead-input.js'
 import {checkCustomFieldsSize} from './lead-limits.js'
 import type {LeadRecord, SourceType} from './lead-types.js'
@@ -9,7 +8,7 @@ import type {LeadRecord, SourceType} from './lead-types.js'
 export function newLead(customerId: string, input: LeadInput, defaults: {stageId: string; sourceType: SourceType}, now: number): LeadRecord {
   return {
     // Time-ordered (UUIDv7): new leads append to the primary key instead of splitting pages at random.
-    id: timeOrderedUuid(),
+    id: timeOrderedId(),
     customerId,
     sourcePlatform: input.sourcePlatform ?? 'direct',
     sourceType: input.sourceType ?? defaults.sourceType,
