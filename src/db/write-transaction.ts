@@ -10,6 +10,11 @@ const DEADLOCK_RETRIES = 5
 export interface WriteTransaction {
   /** Sends the statements in order, on MySQL in one round trip; their results, in the same order. */
   send(statements: readonly Statement[]): Promise<StatementResult[]>
+  /**
+   * Sends writes now, without waiting for them: the database runs them while the work builds the
+   * rest. The transaction commits only once they succeeded; a failure fails the transaction.
+   */
+  sendAhead(statements: readonly Statement[]): void
 }
 
 /** What a transaction's work leaves to be sent with its COMMIT, and the value it returns. */
@@ -43,8 +48,10 @@ export async function inWriteTransaction<T>(db: Db, work: (trx: WriteTransaction
 
 async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
   return db.transaction(async (trx) => {
-    const {value, commitWith, beforeCommit} = await work({send: (statements) => runEach(trx, statements)})
-    await runEach(trx, commitWith)
+    // In-process and one statement at a time: what is sent ahead simply runs first.
+    const ahead: Statement[] = []
+    const {value, commitWith, beforeCommit} = await work({send: (statements) => runEach(trx, statements), sendAhead: (statements) => void ahead.push(...statements)})
+    await runEach(trx, [...ahead, ...commitWith])
     await beforeCommit?.()
     return value
   })
@@ -63,11 +70,21 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
     const results = await sendBatch(db, [...opening, ...statements, ...(commit ? [COMMIT] : [])], connection)
     return results.slice(opening.length, opening.length + statements.length)
   }
+  // Batches sent ahead, each already caught so a failure waits for the commit to report it.
+  const ahead: Array<Promise<unknown>> = []
   try {
-    const {value, commitWith, beforeCommit} = await work({send: (statements) => send(statements)})
-    if (beforeCommit) {
-      await send(commitWith)
-      await beforeCommit()
+    const sendAhead = (statements: readonly Statement[]) => {
+      if (statements.length > 0) ahead.push(send(statements).then(() => undefined, (error: unknown) => ({failed: error})))
+    }
+    const {value, commitWith, beforeCommit} = await work({send: (statements) => send(statements), sendAhead})
+    if (beforeCommit || ahead.length > 0) {
+      // The COMMIT goes alone, once everything sent ahead is known to have succeeded.
+      const rest = send(commitWith)
+      // Reported by `await rest` below, or moot when something sent ahead failed first.
+      rest.catch(() => undefined)
+      for (const outcome of await Promise.all(ahead)) if (outcome) throw (outcome as {failed: unknown}).failed
+      await rest
+      await beforeCommit?.()
       await send([], true)
     } else await send(commitWith, true)
     return value

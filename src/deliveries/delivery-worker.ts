@@ -1,4 +1,5 @@
 import {randomUUID} from 'node:crypto'
+import {setMaxListeners} from 'node:events'
 import os from 'node:os'
 
 import pRetry, {AbortError} from 'p-retry'
@@ -95,6 +96,8 @@ export class DeliveryWorker {
       redispatchAfterMs: options.redispatchAfterMs ?? 10_000,
       workerId: options.workerId ?? defaultWorkerId(),
     }
+    // Every delivery waiting out a backoff listens on the stop signal: up to `concurrency` at once, not a leak.
+    setMaxListeners(this.options.concurrency + 16, this.stopping.signal)
     const {db, deliveries, webhooks, events, secrets, queue, logger} = deps
     this.claims = new DeliveryClaims(db, deliveries, webhooks, events, secrets, this.clock, this.options.workerId, this.options.maxDelayMs)
     this.attempts = new AttemptLog(db, deliveries, webhooks, this.options.workerId, this.clock)

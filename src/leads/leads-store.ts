@@ -239,12 +239,22 @@ export class LeadsStore {
 
   /** Inserts new leads and overwrites changed ones by id (`before`: the stored state of those that exist), with what derives from them. */
   upsertStatements(leads: readonly LeadRecord[], before: ReadonlyMap<string, LeadRecord>): Statement[] {
+    return [...this.upsertRows(leads), ...this.derivedFromUpsert(leads, before)]
+  }
+
+  /** upsertStatements' first part: the leads themselves (a bulk request sends them ahead of the rest). */
+  upsertRows(leads: readonly LeadRecord[]): Statement[] {
     const statements: Statement[] = []
     const chunk = rowsPerInsert(this.db)
     for (let start = 0; start < leads.length; start += chunk) {
       statements.push(insertRows(this.db, 'leads', leads.slice(start, start + chunk).map(leadToRow), {keys: ['id'], update: UPSERT_COLUMNS}))
     }
-    return [...statements, ...this.derivedWrites(leads.map((after) => ({before: before.get(after.id) ?? null, after})))]
+    return statements
+  }
+
+  /** upsertStatements' second part: the counts and search words of the leads written. */
+  derivedFromUpsert(leads: readonly LeadRecord[], before: ReadonlyMap<string, LeadRecord>): Statement[] {
+    return this.derivedWrites(leads.map((after) => ({before: before.get(after.id) ?? null, after})))
   }
 
   /**

@@ -64,6 +64,30 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
     })
 
+    it('commits writes sent ahead with the rest, in the order they were sent', async function () {
+      await inWriteTransaction(db, async (trx) => {
+        await trx.send([insert('a', 1)])
+        trx.sendAhead([insert('b', 2), compile(db(TABLE).where('id', 'a').update({n: 10}))])
+        return {value: null, commitWith: [compile(db(TABLE).where('id', 'b').update({n: 20})), insert('c', 3)]}
+      })
+      expect(await db(TABLE).orderBy('id').pluck('n')).to.deep.equal([10, 20, 3])
+    })
+
+    it('rolls back everything, and reports the failure, when a write sent ahead fails', async function () {
+      const failing = inWriteTransaction(db, async (trx) => {
+        await trx.send([insert('a', 1)])
+        trx.sendAhead([insert('b', 2), insert('a', 3)])
+        // Built while the database runs what went ahead; it must not commit without it.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        return {value: null, commitWith: [insert('c', 4)]}
+      })
+      const error = await rejectsWith(failing, Error)
+      expect(error.message).to.match(/duplicate|unique/i)
+      expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('d', 5)]}))
+      expect(await db(TABLE).pluck('id')).to.deep.equal(['d'])
+    })
+
     it('sends a batch outside a transaction, each statement committing on its own', async function () {
       const results = await sendBatch(db, [insert('a', 1), compile(db(TABLE).select('id'))])
       expect(results.map((result) => result.rows.length)).to.deep.equal([0, 1])
