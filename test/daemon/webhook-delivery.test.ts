@@ -154,6 +154,29 @@ describe('webhook delivery', function () {
       expect(done.attempts[0]!.durationMs).to.be.within(900, 1400)
     })
 
+    it('retries a receiver that drops the connection without answering, and delivers on the next attempt', async function () {
+      receiver.reply({status: 200, reset: true})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Reset'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('succeeded')
+      expect(done.attempts.map((attempt) => attempt.outcome)).to.deep.equal(['retry', 'success'])
+      expect(done.attempts[0]!.statusCode).to.equal(null)
+      expect(done.attempts[0]!.error).to.match(/ECONNRESET|socket hang up/)
+    })
+
+    it('gives up on an answer that trickles in past timeout_seconds, and retries', async function () {
+      // 200 at once, then its body a byte every 300 ms: the attempt's whole exchange counts against the 1 s timeout.
+      receiver.reply({status: 200, body: 'slowly, slowly', trickleMs: 300})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Trickle'})
+      const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
+      const done = await finished(deliveryId!)
+      expect(done.status).to.equal('succeeded')
+      expect(done.attempts.map((attempt) => attempt.outcome)).to.deep.equal(['retry', 'success'])
+      expect(done.attempts[0]!.error).to.match(/no response within the timeout/)
+      expect(done.attempts[0]!.durationMs).to.be.within(900, 1600)
+    })
+
     it('redelivers a failed delivery with the same X-Service-Delivery and fresh attempts', async function () {
       receiver.fallback = {status: 500}
       const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Again'})

@@ -19,6 +19,10 @@ export interface Reply {
   headers?: Record<string, string>
   /** Wait this long before answering (for timeouts). */
   delayMs?: number
+  /** Close the connection instead of answering, as a crashing receiver does. */
+  reset?: boolean
+  /** Send the status at once, then the body one byte every this many milliseconds. */
+  trickleMs?: number
 }
 
 /**
@@ -52,8 +56,18 @@ export class Receiver {
         const reply = this.replies.shift() ?? this.fallback
         setTimeout(() => {
           if (response.destroyed) return
+          if (reply.reset) return void request.socket.destroy()
           response.writeHead(reply.status, {'content-type': 'text/plain', ...reply.headers})
-          response.end(reply.body ?? '')
+          if (reply.trickleMs === undefined) return void response.end(reply.body ?? '')
+          const bytes = [...Buffer.from(reply.body ?? '')]
+          const drip = setInterval(() => {
+            if (response.destroyed || bytes.length === 0) {
+              clearInterval(drip)
+              if (!response.destroyed) response.end()
+              return
+            }
+            response.write(Buffer.from([bytes.shift()!]))
+          }, reply.trickleMs)
         }, reply.delayMs ?? 0)
       })
     })
