@@ -5,6 +5,8 @@ import path from 'node:path'
 
 import {expect} from 'chai'
 
+import {loadConfig} from '../../src/config/config.js'
+import {createServices} from '../../src/services.js'
 import {CLI} from '../helpers/cli.js'
 
 interface DaemonProcess {
@@ -15,10 +17,10 @@ interface DaemonProcess {
 }
 
 /** Starts `leads daemon` as its own process on a fresh embedded store and waits until it listens. */
-async function spawnDaemon(dir: string): Promise<DaemonProcess> {
+async function spawnDaemon(dir: string, env: Record<string, string> = {}): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [CLI, 'daemon'], {
     cwd: dir,
-    env: {PATH: process.env['PATH'], LEADS_PORT: '0'},
+    env: {PATH: process.env['PATH'], LEADS_PORT: '0', ...env},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -56,4 +58,73 @@ describe('leads daemon process', function () {
       expect(daemon.stdout()).to.include('"msg":"stopped"')
     })
   }
+
+  it('finishes the creates in flight on SIGTERM, writes none by halves, and a retry with the same keys completes the rest once', async function () {
+    this.timeout(60_000)
+    // No worker traffic matters here: the webhook only makes every create write an event and a delivery.
+    const env = {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost', LEADS_LOG_LEVEL: 'info'}
+    let daemon = await spawnDaemon(dir, env)
+    const services = await createServices(loadConfig(env, dir))
+    const customer = await services.customers.create({name: 'Burst'})
+    const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+    await services.webhooks.create(customer.id, {url: 'https://localhost:9/hooks', event_types: ['lead.created']})
+    await services.close()
+
+    const TOTAL = 300
+    const keys = Array.from({length: TOTAL}, (_, i) => `burst-${i}`)
+    const send = (url: string, i: number) =>
+      fetch(`${url}/api/agents/crm/leads`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${token}`, 'x-customer-id': customer.id, 'content-type': 'application/json', 'idempotency-key': keys[i]!},
+        body: JSON.stringify({contact_name: `Burst ${i}`, contact_email: `burst${i}@example.org`}),
+      }).then(
+        async (response) => ({i, status: response.status, body: (await response.json()) as {lead?: {id: string}}}),
+        () => ({i, status: 0, body: {}}),
+      )
+    // 32 clients at once; SIGTERM once a third of the answers are in.
+    const outcomes: Array<{i: number; status: number; body: {lead?: {id: string}}}> = []
+    let next = 0
+    let signalled = false
+    await Promise.all(
+      Array.from({length: 32}, async () => {
+        while (next < TOTAL) {
+          const outcome = await send(daemon.url, next++)
+          outcomes.push(outcome)
+          if (!signalled && outcomes.length >= TOTAL / 3) {
+            signalled = true
+            daemon.child.kill('SIGTERM')
+          }
+        }
+      }),
+    )
+    expect(await daemon.exited).to.equal(0)
+    const answered = outcomes.filter((outcome) => outcome.status === 201)
+    expect(outcomes.every((outcome) => outcome.status === 201 || outcome.status === 0), JSON.stringify(outcomes.filter((o) => o.status !== 201 && o.status !== 0).slice(0, 3))).to.equal(true)
+    expect(answered.length).to.be.at.least(TOTAL / 3)
+
+    // Nothing half-written: every lead stored has its event and its delivery, and every 201 is stored.
+    const check = await createServices(loadConfig(env, dir))
+    try {
+      const leads = (await check.db('leads').where({customer_id: customer.id}).pluck('id')) as string[]
+      for (const outcome of answered) expect(leads).to.include(outcome.body.lead!.id)
+      expect(await check.db('events').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: leads.length}])
+      expect(await check.db('deliveries').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: leads.length}])
+    } finally {
+      await check.close()
+    }
+
+    // The clients retry what got no answer, with the same keys, against the daemon started again.
+    daemon = await spawnDaemon(dir, env)
+    const retried = await Promise.all(outcomes.filter((outcome) => outcome.status !== 201).map((outcome) => send(daemon.url, outcome.i)))
+    expect(retried.every((outcome) => outcome.status === 201)).to.equal(true)
+    daemon.child.kill('SIGTERM')
+    expect(await daemon.exited).to.equal(0)
+    const after = await createServices(loadConfig(env, dir))
+    try {
+      expect(await after.db('leads').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: TOTAL}])
+      expect(await after.db('events').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: TOTAL}])
+    } finally {
+      await after.close()
+    }
+  })
 })
