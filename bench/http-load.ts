@@ -37,8 +37,16 @@ export class LoadConnection {
   }
 
   post(path: string, headers: Record<string, string>, body: string): Promise<LoadResponse> {
+    return this.send(`POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`, headers, body)
+  }
+
+  get(path: string, headers: Record<string, string>): Promise<LoadResponse> {
+    return this.send(`GET ${path} HTTP/1.1\r\nhost: ${this.host}\r\n`, headers, '')
+  }
+
+  private send(start: string, headers: Record<string, string>, body: string): Promise<LoadResponse> {
     if (this.waiting) throw new Error('one request at a time per connection')
-    let head = `POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
+    let head = start
     for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
     return new Promise((resolve, reject) => {
       this.waiting = {resolve, reject}

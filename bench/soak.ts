@@ -1,0 +1,187 @@
+/**
+ * Soak: creates (new people and merges), lists and bulk requests together at a fixed rate against
+ * the daemon in its own process on MariaDB + Redis, delivering to a local HTTPS receiver that
+ * answers 500 to one attempt in 30. Prints throughput, latency percentiles, errors by kind,
+ * deliveries by outcome and the daemon's RSS over time; exits 1 when an event was not delivered,
+ * an answer was an unexpected 5xx, or RSS grew more than 10% after warm-up (the first third).
+ *
+ * Run: npm run soak -- --minutes 10 --rate 200
+ * (LEADS_SOAK_MYSQL_URL and LEADS_SOAK_REDIS_URL name the servers; a database of its own is created
+ * and dropped; loopback only, and every loop ends with the run.)
+ */
+import {randomUUID} from 'node:crypto'
+import fs from 'node:fs'
+import https from 'node:https'
+import type {AddressInfo} from 'node:net'
+import path from 'node:path'
+import {parseArgs} from 'node:util'
+
+import mysql from 'mysql2/promise'
+
+import {loadConfig} from '../src/config/config.js'
+import {createServices} from '../src/services.js'
+import {ROOT, spawnDaemon} from './daemon-process.js'
+import {LoadConnection, type LoadResponse} from './http-load.js'
+
+const {values: args} = parseArgs({options: {minutes: {type: 'string', default: '10'}, rate: {type: 'string', default: '200'}}})
+const MINUTES = Number(args.minutes)
+const RATE = Number(args.rate)
+if (!(MINUTES > 0 && MINUTES <= 120 && RATE > 0 && RATE <= 2000)) throw new Error('--minutes must be in (0, 120] and --rate in (0, 2000]')
+const MYSQL = process.env['LEADS_SOAK_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306'
+const REDIS = process.env['LEADS_SOAK_REDIS_URL'] ?? 'redis://127.0.0.1:6379/13'
+const CONNECTIONS = 32
+const RSS_GROWTH_LIMIT = 0.1
+
+// The receiver: every delivery id that arrived, and one attempt in 30 refused so retries run too.
+const tls = path.join(ROOT, 'test/fixtures/tls')
+const delivered = new Set<string>()
+let attempts = 0
+const receiver = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
+  request.resume()
+  request.on('end', () => {
+    attempts++
+    if (attempts % 30 === 0) return void response.writeHead(500).end('not now')
+    delivered.add(String(request.headers['x-service-delivery']))
+    response.writeHead(200).end('ok')
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const receiverUrl = `https://localhost:${(receiver.address() as AddressInfo).port}/hooks`
+
+// A database of the soak's own.
+const database = `leads_soak_${process.pid}`
+const admin = await mysql.createConnection({uri: MYSQL})
+await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4`)
+const env = {
+  LEADS_DATABASE_URL: `${MYSQL}/${database}`,
+  LEADS_REDIS_URL: REDIS,
+  LEADS_MASTER_KEY: 'cd'.repeat(32),
+  LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost',
+  NODE_EXTRA_CA_CERTS: path.join(tls, 'ca.pem'),
+}
+const services = await createServices(loadConfig(env), {autoMigrate: true})
+const customer = await services.customers.create({name: 'Soak Realty'})
+const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read', 'public_api:leads:write'], internal: true})
+await services.webhooks.create(customer.id, {url: receiverUrl, event_types: ['lead.created'], retry_attempts: 5, timeout_seconds: 5})
+await services.close()
+
+const daemon = await spawnDaemon(env)
+const pid = daemon.child.pid!
+const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
+const idle = await Promise.all(Array.from({length: CONNECTIONS}, () => LoadConnection.open(daemon.url)))
+
+type Kind = 'create' | 'merge' | 'list' | 'bulk'
+const latencies: Record<Kind, number[]> = {create: [], merge: [], list: [], bulk: []}
+const statuses = new Map<string, number>()
+const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1)
+let people = 0
+let skipped = 0
+let cursor: string | null = null
+
+/** One request of the mix: 60% new people, 10% merges into earlier ones, 25% list pages, 5% bulk of 50. */
+function nextRequest(): {kind: Kind; send: (connection: LoadConnection) => Promise<LoadResponse>; expected: number} {
+  const roll = Math.random()
+  const key = {...headers, 'idempotency-key': randomUUID()}
+  if (roll < 0.6 || people === 0) {
+    const i = people++
+    return {kind: 'create', expected: 201, send: (c) => c.post('/api/agents/crm/leads', key, JSON.stringify({contact_name: `Soak ${i}`, contact_email: `soak${i}@example.org`, contact_phone: `555${String(i).padStart(7, '0')}`}))}
+  }
+  if (roll < 0.7) {
+    const i = Math.floor(Math.random() * people)
+    return {kind: 'merge', expected: 201, send: (c) => c.post('/api/agents/crm/leads', key, JSON.stringify({contact_email: `SOAK${i}@example.org`, custom_fields: {lead_line: 'seller'}}))}
+  }
+  if (roll < 0.95) {
+    const query = cursor ? `limit=50&cursor=${encodeURIComponent(cursor)}` : `limit=50&sort_by=updated_at&search=soak`
+    return {kind: 'list', expected: 200, send: (c) => c.get(`/api/agents/crm/leads?${query}`, headers)}
+  }
+  const first = people
+  people += 50
+  const leads = Array.from({length: 50}, (_, k) => ({contact_name: `Soak ${first + k}`, contact_email: `soak${first + k}@example.org`}))
+  return {kind: 'bulk', expected: 200, send: (c) => c.post('/api/agents/crm/leads/bulk', key, JSON.stringify({leads}))}
+}
+
+// Open loop at RATE: a request every 1/RATE s while a connection is free; past that it is counted as skipped.
+const started = performance.now()
+const durationMs = MINUTES * 60_000
+const rss: Array<{atS: number; mb: number}> = []
+const sampler = setInterval(() => rss.push({atS: Math.round((performance.now() - started) / 1000), mb: rssMb()}), 5_000)
+const inFlight = new Set<Promise<void>>()
+for (let sent = 0; ; sent++) {
+  const due = started + (sent * 1000) / RATE
+  const now = performance.now()
+  if (now - started >= durationMs) break
+  if (due > now) await new Promise((resolve) => setTimeout(resolve, due - now))
+  const connection = idle.pop()
+  if (!connection) {
+    skipped++
+    continue
+  }
+  const request = nextRequest()
+  const t0 = performance.now()
+  const task: Promise<void> = request
+    .send(connection)
+    .then((response) => {
+      latencies[request.kind].push(performance.now() - t0)
+      count(response.status === request.expected ? `${response.status}` : `${request.kind} ${response.status}`)
+      if (request.kind === 'list' && response.status === 200) cursor = (JSON.parse(response.text) as {next_cursor: string | null}).next_cursor
+    })
+    .catch((error: Error) => void count(`${request.kind} failed: ${error.message}`))
+    .finally(() => {
+      idle.push(connection)
+      inFlight.delete(task)
+    })
+  inFlight.add(task)
+}
+await Promise.all(inFlight)
+const seconds = (performance.now() - started) / 1000
+clearInterval(sampler)
+
+// Every event owed must arrive: wait until no delivery is pending (at most two minutes), then compare.
+const db = await mysql.createConnection({uri: `${MYSQL}/${database}`})
+for (let waited = 0; waited < 120; waited++) {
+  const [[row]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE status IN ('pending', 'delivering')`)) as unknown as [[{n: number}]]
+  if (Number(row.n) === 0) break
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+}
+const [deliveries] = (await db.query(`SELECT d.id, d.status FROM deliveries d`)) as unknown as [Array<{id: string; status: string}>]
+const [[events]] = (await db.query(`SELECT COUNT(*) AS n FROM events`)) as unknown as [[{n: number}]]
+const lost = deliveries.filter((delivery) => !delivered.has(delivery.id))
+const byOutcome = new Map<string, number>()
+for (const delivery of deliveries) byOutcome.set(delivery.status, (byOutcome.get(delivery.status) ?? 0) + 1)
+await db.end()
+
+for (const connection of idle) connection.close()
+await daemon.stop()
+receiver.close()
+await admin.query(`DROP DATABASE \`${database}\``)
+await admin.end()
+
+// The report.
+const pct = (values: number[], p: number) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!)
+const total = Object.values(latencies).reduce((sum, values) => sum + values.length, 0)
+console.log(`Soak: ${MINUTES} min at ${RATE} requests/s (${CONNECTIONS} keep-alive connections), MariaDB + Redis, daemon role all in its own process`)
+console.log(`requests: ${total} answered in ${seconds.toFixed(0)} s = ${(total / seconds).toFixed(1)}/s; ${skipped} not sent (every connection busy)`)
+console.log('kind     count   p50 ms   p99 ms   max ms')
+for (const [kind, values] of Object.entries(latencies)) {
+  console.log(`${kind.padEnd(8)} ${String(values.length).padStart(5)} ${pct(values, 0.5).toFixed(1).padStart(8)} ${pct(values, 0.99).toFixed(1).padStart(8)} ${pct(values, 1).toFixed(1).padStart(8)}`)
+}
+console.log(`answers: ${[...statuses].map(([key, n]) => `${key}: ${n}`).join(', ')}`)
+console.log(`events: ${events.n}; deliveries: ${[...byOutcome].map(([status, n]) => `${status} ${n}`).join(', ')}; receiver attempts ${attempts}, distinct deliveries received ${delivered.size}; lost ${lost.length}`)
+console.log(`daemon RSS MB every 5 s: ${rss.map((sample) => sample.mb.toFixed(0)).join(' ')}`)
+const warm = rss.filter((sample) => sample.atS >= seconds / 3)
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+const warmRss = median(warm.slice(0, 3).map((sample) => sample.mb))
+const endRss = median(warm.slice(-3).map((sample) => sample.mb))
+const growth = warmRss === 0 ? 0 : (endRss - warmRss) / warmRss
+console.log(`RSS after warm-up ${warmRss.toFixed(0)} MB, at the end ${endRss.toFixed(0)} MB: ${(growth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%)`)
+
+const unexpected5xx = [...statuses].filter(([key]) => /\s5\d\d$/.test(key)).reduce((sum, [, n]) => sum + n, 0)
+const failures = [
+  ...(lost.length > 0 ? [`${lost.length} events not delivered`] : []),
+  ...(Number(events.n) !== deliveries.length ? [`${events.n} events but ${deliveries.length} deliveries`] : []),
+  ...(unexpected5xx > 0 ? [`${unexpected5xx} unexpected 5xx`] : []),
+  ...(growth > RSS_GROWTH_LIMIT ? [`RSS grew ${(growth * 100).toFixed(1)}% after warm-up`] : []),
+]
+console.log(failures.length === 0 ? 'soak: ok' : `soak: FAILED: ${failures.join('; ')}`)
+process.exit(failures.length === 0 ? 0 : 1)
