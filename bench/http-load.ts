@@ -54,6 +54,11 @@ export class LoadConnection {
     })
   }
 
+  /** True once the connection is gone (closed here or by the server). */
+  get closed(): boolean {
+    return this.socket.destroyed
+  }
+
   close(): void {
     this.socket.removeAllListeners('close')
     this.socket.destroy()

@@ -31,6 +31,15 @@ const MYSQL = process.env['LEADS_SOAK_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:330
 const REDIS = process.env['LEADS_SOAK_REDIS_URL'] ?? 'redis://127.0.0.1:6379/13'
 const CONNECTIONS = 32
 const RSS_GROWTH_LIMIT = 0.1
+/** An answer later than this counts as an error of its own, and its connection is replaced. */
+const ANSWER_TIMEOUT_MS = 30_000
+
+// The run ends by itself whatever happens: the load, the drain and the report have this long.
+const watchdog = setTimeout(() => {
+  console.log('soak: FAILED: did not finish in time')
+  process.exit(1)
+}, (MINUTES * 60 + 300) * 1000)
+watchdog.unref()
 
 // The receiver: every delivery id that arrived, and one attempt in 30 refused so retries run too.
 const tls = path.join(ROOT, 'test/fixtures/tls')
@@ -67,7 +76,10 @@ await services.close()
 
 const daemon = await spawnDaemon(env)
 const pid = daemon.child.pid!
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+const rssMb = () => {
+  const status = fs.readFileSync(`/proc/${pid}/status`, {encoding: 'utf8', flag: 'r'})
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
+}
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
 const idle = await Promise.all(Array.from({length: CONNECTIONS}, () => LoadConnection.open(daemon.url)))
 
@@ -105,7 +117,9 @@ function nextRequest(): {kind: Kind; send: (connection: LoadConnection) => Promi
 const started = performance.now()
 const durationMs = MINUTES * 60_000
 const rss: Array<{atS: number; mb: number}> = []
-const sampler = setInterval(() => rss.push({atS: Math.round((performance.now() - started) / 1000), mb: rssMb()}), 5_000)
+const sampler = setInterval(() => {
+  if (daemon.child.exitCode === null) rss.push({atS: Math.round((performance.now() - started) / 1000), mb: rssMb()})
+}, 5_000)
 const inFlight = new Set<Promise<void>>()
 for (let sent = 0; ; sent++) {
   const due = started + (sent * 1000) / RATE
@@ -114,21 +128,32 @@ for (let sent = 0; ; sent++) {
   if (due > now) await new Promise((resolve) => setTimeout(resolve, due - now))
   const connection = idle.pop()
   if (!connection) {
+    // Behind schedule with every connection busy: skip this one, and let the answers come in.
     skipped++
+    await new Promise((resolve) => setImmediate(resolve))
     continue
   }
   const request = nextRequest()
   const t0 = performance.now()
-  const task: Promise<void> = request
-    .send(connection)
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer within 30 s')), ANSWER_TIMEOUT_MS)))
+  const task: Promise<void> = Promise.race([request.send(connection), timedOut])
     .then((response) => {
       latencies[request.kind].push(performance.now() - t0)
       count(response.status === request.expected ? `${response.status}` : `${request.kind} ${response.status}`)
       if (request.kind === 'list' && response.status === 200) cursor = (JSON.parse(response.text) as {next_cursor: string | null}).next_cursor
     })
-    .catch((error: Error) => void count(`${request.kind} failed: ${error.message}`))
+    .catch(async (error: Error) => {
+      count(`${request.kind} failed: ${error.message}`)
+      // A connection left mid-answer cannot take another request: a fresh one replaces it.
+      connection.close()
+      return LoadConnection.open(daemon.url).then((fresh) => void idle.push(fresh))
+    })
+    .then(() => {
+      if (!idle.includes(connection) && !connection.closed) idle.push(connection)
+    })
     .finally(() => {
-      idle.push(connection)
+      clearTimeout(timer)
       inFlight.delete(task)
     })
   inFlight.add(task)
