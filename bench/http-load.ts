@@ -46,6 +46,9 @@ export class LoadConnection {
 
   private send(start: string, headers: Record<string, string>, body: string): Promise<LoadResponse> {
     if (this.waiting) throw new Error('one request at a time per connection')
+    // A write to a socket the server closed (its keep-alive timeout) neither fails nor is answered:
+    // refuse at once, or the request would wait forever.
+    if (this.socket.destroyed) return Promise.reject(new Error('the connection closed'))
     let head = start
     for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
     return new Promise((resolve, reject) => {

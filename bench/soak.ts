@@ -127,7 +127,10 @@ for (let sent = 0; ; sent++) {
   const now = performance.now()
   if (now - started >= durationMs) break
   if (due > now) await new Promise((resolve) => setTimeout(resolve, due - now))
-  const connection = idle.pop()
+  const popped = idle.pop()
+  // The daemon closes a keep-alive connection idle for 65 s (the deepest of the idle stack, at a
+  // quiet moment): open a fresh one, as any client's pool does.
+  const connection = popped?.closed ? await LoadConnection.open(daemon.url) : popped
   if (!connection) {
     // Behind schedule with every connection busy: skip this one, and let the answers come in.
     skipped++
