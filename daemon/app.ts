@@ -3,6 +3,8 @@ import Koa from 'koa'
 import type {Logger} from '../src/log/logger.js'
 import type {Services} from '../src/services.js'
 import type {AppState} from './context.js'
+import {TrustedProxies} from '../src/shared/trusted-proxies.js'
+import {clientAddress} from './middleware/client-address.js'
 import {identifyCaller, requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
 import {jsonBody} from './middleware/json-body.js'
@@ -14,8 +16,8 @@ import {leadRoutes} from './routes/leads.js'
 import {webhookRoutes} from './routes/webhooks.js'
 
 /**
- * The public API as a Koa app, in the order a request travels: context and error envelope,
- * health probes, the throttled-address guard, caller identification, rate limit, the API
+ * The public API as a Koa app, in the order a request travels: the client's address, context
+ * and error envelope, health probes, the throttled-address guard, caller identification, rate limit, the API
  * document, authentication, body parsing, then the routes.
  */
 export function createApp(services: Services, logger: Logger): Koa<AppState> {
@@ -27,6 +29,7 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   const api = leadRoutes(services)
   api.use(webhookRoutes(services).routes())
 
+  app.use(clientAddress(new TrustedProxies(services.config.trustedProxies)))
   app.use(requestContext(logger))
   app.use(recordMetrics(services.metrics))
   app.use(errorEnvelope)

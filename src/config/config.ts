@@ -1,6 +1,7 @@
 import path from 'node:path'
 
 import {ConfigError} from '../shared/errors.js'
+import {TrustedProxies} from '../shared/trusted-proxies.js'
 
 export type DatabaseConfig =
   | {readonly client: 'sqlite'; readonly filename: string; readonly url: string}
@@ -19,6 +20,8 @@ export interface Config {
   /** Directory for embedded-mode files (SQLite database, generated master key). */
   readonly dataDir: string
   readonly webhookAllowHosts: readonly string[]
+  /** Load balancers whose X-Forwarded-For is believed (addresses and CIDRs; see trusted-proxies.ts). */
+  readonly trustedProxies: readonly string[]
   readonly metricsEnabled: boolean
   readonly logLevel: string
   /** Settings of the client commands (`leads pull`, `leads push`). */
@@ -39,6 +42,7 @@ export const CONFIG_VARIABLES = [
   'LEADS_PORT',
   'LEADS_MASTER_KEY',
   'LEADS_WEBHOOK_ALLOW_HOSTS',
+  'LEADS_TRUSTED_PROXIES',
   'LEADS_METRICS',
   'LEADS_LOG_LEVEL',
   'LEADS_BASE_URL',
@@ -55,6 +59,7 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
   LEADS_PORT: 'port the daemon listens on (default 8080)',
   LEADS_MASTER_KEY: '32 bytes, hex or base64: encrypts webhook secrets, signs cursors; required with MySQL',
   LEADS_WEBHOOK_ALLOW_HOSTS: 'host[:port],... exempt from the private-address block (development and tests only)',
+  LEADS_TRUSTED_PROXIES: 'address[/prefix],... of load balancers whose X-Forwarded-For gives the client address (default: none)',
   LEADS_METRICS: '1 serves Prometheus metrics at GET /metrics',
   LEADS_LOG_LEVEL: `daemon log level: ${LOG_LEVELS.join(', ')} (default info)`,
   LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
@@ -87,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       .split(',')
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
+    trustedProxies: TrustedProxies.parse(read(env, 'LEADS_TRUSTED_PROXIES')).entries,
     metricsEnabled: read(env, 'LEADS_METRICS') === '1',
     logLevel: parseLogLevel(read(env, 'LEADS_LOG_LEVEL')),
     client: {

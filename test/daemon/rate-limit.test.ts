@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {counts, postJson} from '../helpers/api.js'
+import {counts, getFrom, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
@@ -197,6 +197,27 @@ describe('rate-limit overrides reaching a running daemon', function () {
         expect(rateHeaders(await call()).limit).to.equal(60)
         clock.advance(1)
         expect(rateHeaders(await call()).limit).to.equal(500)
+      } finally {
+        await daemon.stop()
+      }
+    })
+  })
+})
+
+describe('the per-address limit behind a load balancer (LEADS_TRUSTED_PROXIES)', function () {
+  forEachBackend((backend) => {
+    it('counts each client X-Forwarded-For names through a trusted peer, and ignores the header from any other peer', async function () {
+      const daemon = await startTestDaemon(backend, {}, {LEADS_TRUSTED_PROXIES: '127.0.0.1'})
+      try {
+        const anonymous = {authorization: `Bearer svc_${'f'.repeat(64)}`}
+        const through = (client: string) => getFrom('127.0.0.1', daemon.url + LIST, {...anonymous, 'x-forwarded-for': client})
+        // A client that writes its own header is counted under the hop the balancer appended.
+        for (let i = 0; i < 100; i++) expect(await through(i % 2 === 0 ? '198.51.100.7' : `10.9.9.${i}, 198.51.100.7`)).to.equal(401)
+        expect(await through('198.51.100.7')).to.equal(429)
+        expect(await through('198.51.100.8'), 'another client behind the balancer').to.equal(401)
+        // Straight from 127.0.0.2 (not a trusted peer) a header naming a fresh address changes nothing.
+        for (let i = 0; i < 100; i++) expect(await getFrom('127.0.0.2', daemon.url + LIST, {...anonymous, 'x-forwarded-for': `203.0.113.${i}`})).to.equal(401)
+        expect(await getFrom('127.0.0.2', daemon.url + LIST, {...anonymous, 'x-forwarded-for': '203.0.113.200'})).to.equal(429)
       } finally {
         await daemon.stop()
       }
