@@ -26,9 +26,9 @@ export async function freePort(): Promise<number> {
   })
 }
 
-/** Starts `leads daemon --role <role>` with `env` and waits until /healthz answers. */
-export async function spawnDaemon(env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all'): Promise<DaemonProcess> {
-  const port = await freePort()
+/** Starts `leads daemon --role <role>` with `env` (on `port`, else a free one) and waits until /healthz answers. */
+export async function spawnDaemon(env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all', port?: number): Promise<DaemonProcess> {
+  port ??= await freePort()
   const profileDir = process.env['LEADS_BENCH_PROFILE']
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/run.js'), 'daemon', '--role', role], {
