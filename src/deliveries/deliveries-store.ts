@@ -102,6 +102,11 @@ export class DeliveriesStore {
     return (await this.db('deliveries').where({id, claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})) === 1
   }
 
+  /** Extends the leases a worker still holds among `ids` (those it lost are left alone). */
+  async renewLeases(ids: readonly string[], workerId: string, leaseUntil: number): Promise<void> {
+    await this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})
+  }
+
   async find(id: string): Promise<Delivery | null> {
     const row = (await this.db('deliveries').where({id}).first()) as Row | undefined
     return row ? fromRow(row) : null

@@ -19,13 +19,17 @@ export interface ClaimedDelivery {
   priorAttempts: number
 }
 
-/** The longest attempt a webhook may ask for (timeout_seconds is at most 60). */
-const LONGEST_ATTEMPT_MS = 60_000
+/**
+ * How long a lease lasts unless renewed. A live worker renews the leases it holds every third of
+ * this (its heartbeat), through attempts of up to 60 s and backoffs of up to 30 s; a worker that
+ * died stops renewing, and the sweeper gives its deliveries to another worker within this time.
+ */
+export const LEASE_MS = 30_000
 
 /**
  * Leases on deliveries in the database: a worker sends a delivery only while it holds one, so no
- * two workers send the same attempt. A lease lasts the longest attempt plus the longest backoff
- * and a margin; the worker renews it before every retry.
+ * two workers send the same attempt. The worker renews all its leases on a heartbeat and checks
+ * its lease before every retry.
  */
 export class DeliveryClaims {
   constructor(
@@ -36,7 +40,6 @@ export class DeliveryClaims {
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
     private readonly workerId: string,
-    private readonly maxDelayMs: number,
   ) {}
 
   /**
@@ -48,7 +51,7 @@ export class DeliveryClaims {
   async claimMany(ids: readonly string[]): Promise<ClaimedDelivery[]> {
     if (ids.length === 0) return []
     const now = this.clock.now()
-    const leaseUntil = now + this.leaseMs()
+    const leaseUntil = now + LEASE_MS
     const claimed = this.deliveries.claimed(ids, this.workerId, leaseUntil)
     const batch = new StatementBatch().add(this.deliveries.claimStatement(ids, this.workerId, now, leaseUntil))
     const rows = batch.read(this.deliveries.claimedRead(claimed))
@@ -70,7 +73,12 @@ export class DeliveryClaims {
 
   /** Extends the lease before an attempt; false when the delivery was cancelled or taken over meanwhile. */
   async renew(claimed: ClaimedDelivery): Promise<boolean> {
-    return this.deliveries.renewLease(claimed.delivery.id, this.workerId, this.clock.now() + this.leaseMs())
+    return this.deliveries.renewLease(claimed.delivery.id, this.workerId, this.clock.now() + LEASE_MS)
+  }
+
+  /** The heartbeat: extends the leases of every delivery this worker holds, in one statement. */
+  async renewAll(deliveryIds: readonly string[]): Promise<void> {
+    if (deliveryIds.length > 0) await this.deliveries.renewLeases(deliveryIds, this.workerId, this.clock.now() + LEASE_MS)
   }
 
   async finish(deliveryId: string, status: 'succeeded' | 'failed', lastError: string | null): Promise<void> {
@@ -85,9 +93,5 @@ export class DeliveryClaims {
   private async settle(deliveryId: string, status: 'cancelled' | 'failed', reason: string): Promise<null> {
     await this.deliveries.finish(deliveryId, this.workerId, status, this.clock.now(), reason)
     return null
-  }
-
-  private leaseMs(): number {
-    return LONGEST_ATTEMPT_MS + this.maxDelayMs + 30_000
   }
 }

@@ -15,7 +15,7 @@ import type {WebhooksStore} from '../webhooks/webhooks-store.js'
 import {AttemptLog} from './attempt-log.js'
 import {attemptOutcome, describeResult} from './attempt-outcome.js'
 import type {DeliveriesStore} from './deliveries-store.js'
-import {type ClaimedDelivery, DeliveryClaims} from './delivery-claims.js'
+import {type ClaimedDelivery, DeliveryClaims, LEASE_MS} from './delivery-claims.js'
 import {DeliverySweeper} from './delivery-sweeper.js'
 import type {DispatchQueue} from './dispatch-queue.js'
 import type {DeliverySender} from './sender.js'
@@ -31,6 +31,8 @@ export interface WorkerOptions {
   sweepIntervalMs?: number
   /** A pending delivery dispatched longer ago than this is dispatched again. */
   redispatchAfterMs?: number
+  /** How often the worker renews the leases it holds (default a third of the lease). */
+  heartbeatMs?: number
   workerId?: string
   clock?: Clock
 }
@@ -78,6 +80,9 @@ export class DeliveryWorker {
   private readonly health: WebhookHealth
   private readonly sweeper: DeliverySweeper
   private readonly inFlight = new Set<Promise<void>>()
+  /** The deliveries this worker holds a lease on: what its heartbeat renews. */
+  private readonly held = new Set<string>()
+  private heartbeat: NodeJS.Timeout | null = null
   private running = false
   /** Aborts the backoff waits of deliveries in flight when the worker stops. */
   private readonly stopping = new AbortController()
@@ -94,12 +99,13 @@ export class DeliveryWorker {
       maxDelayMs: options.maxDelayMs ?? 30_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 2000,
       redispatchAfterMs: options.redispatchAfterMs ?? 10_000,
+      heartbeatMs: options.heartbeatMs ?? LEASE_MS / 3,
       workerId: options.workerId ?? defaultWorkerId(),
     }
     // Every delivery waiting out a backoff listens on the stop signal: up to `concurrency` at once, not a leak.
     setMaxListeners(this.options.concurrency + 16, this.stopping.signal)
     const {db, deliveries, webhooks, events, secrets, queue, logger} = deps
-    this.claims = new DeliveryClaims(db, deliveries, webhooks, events, secrets, this.clock, this.options.workerId, this.options.maxDelayMs)
+    this.claims = new DeliveryClaims(db, deliveries, webhooks, events, secrets, this.clock, this.options.workerId)
     this.attempts = new AttemptLog(db, deliveries, webhooks, this.options.workerId, this.clock)
     this.health = new WebhookHealth(webhooks, this.clock, logger)
     this.sweeper = new DeliverySweeper(deliveries, queue, this.clock, logger, this.options.redispatchAfterMs)
@@ -110,6 +116,10 @@ export class DeliveryWorker {
     this.running = true
     this.loop = this.takeLoop()
     this.sweeper.start(this.options.sweepIntervalMs)
+    this.heartbeat = setInterval(() => {
+      this.claims.renewAll([...this.held]).catch((error: Error) => this.deps.logger.warn({err: error, deliveries: this.held.size}, 'renewing delivery leases failed; a retry checks its lease first'))
+    }, this.options.heartbeatMs)
+    this.heartbeat.unref()
   }
 
   /**
@@ -122,7 +132,9 @@ export class DeliveryWorker {
     this.sweeper.stop()
     await this.deps.queue.close()
     await this.loop
+    // The heartbeat goes on while the attempts in flight finish.
     await Promise.allSettled([...this.inFlight])
+    if (this.heartbeat) clearInterval(this.heartbeat)
     this.deps.sender.close()
   }
 
@@ -140,7 +152,13 @@ export class DeliveryWorker {
   /** Sends a claimed delivery until it succeeds or fails for good; a success is ended in its attempt's record. */
   private async deliver(claimed: ClaimedDelivery): Promise<void> {
     const deliveryId = claimed.delivery.id
-    const end = await this.sendWithRetries(claimed)
+    this.held.add(deliveryId)
+    let end: AttemptsEnd
+    try {
+      end = await this.sendWithRetries(claimed)
+    } finally {
+      this.held.delete(deliveryId)
+    }
     if (end.kind === 'lost') return
     if (end.kind === 'stopped') return this.claims.release(deliveryId)
     if (end.kind === 'succeeded') {

@@ -1,9 +1,12 @@
 import {expect} from 'chai'
 import nock from 'nock'
 
+import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
+import type {DeliveryWorker} from '../../src/deliveries/delivery-worker.js'
 import {postJson} from '../helpers/api.js'
 import {backends, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {ManualClock} from '../helpers/manual-clock.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
@@ -323,5 +326,49 @@ describe('stopping a delivery worker', function () {
       await api.stop()
       await receiver.stop()
     }
+  })
+})
+
+describe('delivery leases', function () {
+  forEachBackend((backend) => {
+    it('stay with a live worker through an attempt longer than two leases: its heartbeat renews them', async function () {
+      const receiver = await new Receiver().start()
+      const api = await startTestDaemon(backend, {role: 'api'}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+      let worker: DeliveryWorker | null = null
+      try {
+        const tenant = await newTenant(api.services)
+        await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 10})
+        const created = await postJson(api, tenant, CREATE, {contact_name: 'Slow receiver'})
+        const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', created.body.lead.id).select('deliveries.id')
+        const leaseOf = async () => Number((await api.services.db('deliveries').where({id: row.id}).first('claimed_until')).claimed_until)
+
+        // The worker's clock starts after the delivery was written, so the delivery is due on it.
+        const clock = new ManualClock(Date.now())
+        worker = api.services.createWorker({clock, heartbeatMs: 20, baseDelayMs: 5, maxDelayMs: 20})
+        receiver.reply({status: 200, delayMs: 1500})
+        worker.start()
+        await receiver.waitFor(1)
+        // Two lease lengths pass on the worker's clock during the one attempt; heartbeats keep the lease ahead.
+        for (let step = 0; step < 2; step++) {
+          clock.advance(LEASE_MS)
+          await until(async () => (await leaseOf()) > clock.now(), 'the heartbeat to renew the lease')
+        }
+        // A sweep on the same clock leaves the renewed lease alone.
+        await api.services.createWorker({clock}).sweep()
+        expect(await api.services.deliveries.show(row.id)).to.include({status: 'delivering'})
+        expect(await leaseOf()).to.be.above(clock.now())
+        const done = await until(async () => {
+          const found = await api.services.deliveries.show(row.id)
+          return found.status === 'succeeded' && found
+        }, 'the delivery to succeed')
+        expect(done.status).to.equal('succeeded')
+        expect(done.attempts).to.have.length(1)
+        expect(receiver.requests).to.have.length(1)
+      } finally {
+        await worker?.stop()
+        await api.stop()
+        await receiver.stop()
+      }
+    })
   })
 })

@@ -2,6 +2,7 @@ import {spawn} from 'node:child_process'
 
 import {expect} from 'chai'
 
+import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
 import {postJson} from '../helpers/api.js'
 import {backends, TEST_MASTER_KEY} from '../helpers/backends.js'
 import {CLI} from '../helpers/cli.js'
@@ -41,8 +42,8 @@ describe('at-least-once delivery when a worker dies', function () {
         await exited
         expect((await api.services.deliveries.show(deliveryId)).status).to.equal('delivering')
 
-        // Another worker, its clock past the dead worker's lease, takes the delivery over.
-        const clock = new ManualClock(Date.now() + 5 * 60_000)
+        // Another worker, its clock just past the dead worker's lease (it renewed it no later than its death), takes the delivery over.
+        const clock = new ManualClock(Date.now() + LEASE_MS + 1000)
         const rescuer = api.services.createWorker({clock, baseDelayMs: 5, maxDelayMs: 20})
         // The sweep is global: deliveries other suites left pending may come along with ours.
         expect(await rescuer.sweep()).to.be.at.least(1)
