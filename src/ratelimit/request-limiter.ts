@@ -2,7 +2,7 @@ import {createRequire} from 'node:module'
 
 import type {RateLimiterAbstract, RateLimiterRes} from 'rate-limiter-flexible'
 
-import type {RedisClient} from '../db/redis.js'
+import type {RedisConnection} from '../db/redis.js'
 import type {Logger} from '../log/logger.js'
 import {ANONYMOUS_PER_MINUTE, DEFAULT_LIMITS, type Limits} from './limits.js'
 
@@ -55,7 +55,7 @@ export class RequestLimiter {
   private readonly underBudget = new Map<string, number>()
 
   constructor(
-    private readonly redis: RedisClient | null,
+    private readonly redis: RedisConnection | null,
     private readonly logger?: Logger,
     /** Redis key prefix; daemons that share a budget must share it. */
     keyPrefix = 'leads:rl',
@@ -67,7 +67,7 @@ export class RequestLimiter {
       if (!redis) return new RateLimiterMemory(options)
       return new RateLimiterRedis({
         ...options,
-        storeClient: redis,
+        storeClient: redis.limiterStore,
         useRedisPackage: true,
         rejectIfRedisNotReady: true,
         insuranceLimiter: new RateLimiterMemory(options),

@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import nock from 'nock'
 
 import {postJson} from '../helpers/api.js'
-import {backends, forEachBackend} from '../helpers/backends.js'
+import {backends, flushRedisOf, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -258,7 +258,7 @@ describe('webhook delivery', function () {
         const created = await postJson(apiOnly, tenant, CREATE, {contact_name: 'Lost'})
         const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
         // Simulate the loss: the row is committed and marked dispatched, but no queue holds it.
-        if (daemon.services.redis) await daemon.services.redis.flushDb()
+        await flushRedisOf(backend)
         await until(async () => (await delivery(deliveryId!)).status === 'succeeded', 'the sweeper to re-dispatch')
         expect(receiver.requests.filter((r) => r.headers['x-service-delivery'] === deliveryId).length).to.be.at.least(1)
       } finally {
