@@ -60,3 +60,16 @@ export function auditDeliveries(receiver: Receiver, leadIds: readonly string[]):
     received,
   }
 }
+
+/** The daemons' warnings during a fault, `message (first error)` once each: what the failover looked like from inside. */
+export function warningsOf(daemons: readonly TestDaemon[]): string[] {
+  const seen = new Map<string, string>()
+  for (const line of daemons.flatMap((daemon) => daemon.logs.join('').split('\n'))) {
+    if (!line.startsWith('{')) continue
+    const entry = JSON.parse(line) as {level?: number; msg?: string; err?: {message?: string}}
+    // pino level 40 is warn.
+    if (entry.level !== 40 || !entry.msg || seen.has(entry.msg)) continue
+    seen.set(entry.msg, entry.err?.message ?? '')
+  }
+  return [...seen].map(([message, error]) => (error ? `${message} (${error.slice(0, 120)})` : message))
+}

@@ -5,7 +5,7 @@ import {expect} from 'chai'
 import {CONSUMER_GROUP, STREAM_KEY} from '../../src/deliveries/redis-stream-queue.js'
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {auditDeliveries, createDuring} from '../helpers/delivery-audit.js'
+import {auditDeliveries, createDuring, warningsOf} from '../helpers/delivery-audit.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
@@ -112,7 +112,12 @@ describe(`Redis Cluster (3 masters + 3 replicas, on ${backend.name})`, function 
         `${audit.missing.length} lost, ${Object.keys(audit.duplicates).length} delivered more than once ${JSON.stringify(audit.duplicates)}, ` +
         `all delivered after ${Math.round((performance.now() - started) / 1000)} s`,
     )
+    const warnings = warningsOf(daemons)
+    console.log(`      warnings meanwhile: ${warnings.join('; ')}`)
     expect(audit.missing, 'leads whose lead.created never arrived').to.deep.equal([])
+    // The fault reached dispatch: enqueues to the killed master failed, and so did the worker's blocked read there.
+    expect(warnings.some((warning) => warning.startsWith('redis enqueue failed'))).to.equal(true)
+    expect(warnings.some((warning) => warning.startsWith('redis dispatch read failed'))).to.equal(true)
 
     // Dispatch runs through Redis again: new creates go into the stream on the promoted master and its group hands them out.
     await waitUntil(async () => (await api.request('/readyz')).status === 200, 'the API daemon to be ready again', 20_000)
