@@ -80,6 +80,7 @@ export async function connectRedis(config: RedisConfig, options: RedisConnectOpt
   let keepTrying = whenUnreachable === 'degrade'
   const topology = await buildTopology(config, (retries, cause) => (keepTrying ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause))
   const {client} = topology
+  let closed = false
   let lastError = ''
   client.on('error', (error: Error) => {
     // node-redis emits the same error on every reconnect attempt; log changes only.
@@ -103,11 +104,14 @@ export async function connectRedis(config: RedisConfig, options: RedisConnectOpt
       return reader
     },
     ping: () => client.ping(),
-    close: async () => void (await client.close()),
+    close: async () => {
+      closed = true
+      await client.close()
+    },
   }
 
-  const connecting = client.connect()
   if (whenUnreachable === 'degrade') {
+    const connecting = connectUntilClosed(client, () => closed)
     // The first attempt gets the usual connect timeout; after that the client keeps retrying alone.
     const connected = await Promise.race([connecting.then(() => true), sleep(CONNECT_TIMEOUT_MS + 500).then(() => false)])
     if (!connected) logger?.warn('redis unreachable at start: serving degraded (rate limits per daemon, dispatch by the sweeper) until it returns')
@@ -115,7 +119,7 @@ export async function connectRedis(config: RedisConfig, options: RedisConnectOpt
     return connection
   }
   try {
-    await connecting
+    await client.connect()
   } catch (error) {
     throw new ConfigError(variableOf(config), `cannot be reached: ${(error as Error).message}`)
   }
@@ -126,6 +130,22 @@ export async function connectRedis(config: RedisConfig, options: RedisConnectOpt
 /** The variable an operator fixes when this Redis cannot be reached. */
 export function variableOf(config: RedisConfig): string {
   return {single: 'LEADS_REDIS_URL', cluster: 'LEADS_REDIS_CLUSTER_NODES', sentinel: 'LEADS_REDIS_SENTINELS'}[config.mode]
+}
+
+/**
+ * A single-server client keeps retrying its first connection by itself; cluster and sentinel
+ * clients give up after one round of their nodes (RootNodesUnavailableError), so the daemon asks
+ * again with the same capped backoff until it connects or is closed.
+ */
+async function connectUntilClosed(client: Topology['client'], isClosed: () => boolean): Promise<void> {
+  for (let attempt = 0; !isClosed(); attempt++) {
+    try {
+      await client.connect()
+      return
+    } catch {
+      await sleep(Math.min(50 * 2 ** attempt, MAX_RECONNECT_DELAY_MS))
+    }
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -74,15 +74,22 @@ export class RedisClusterUnderTest {
     return this.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')
   }
 
-  static async start(masters: number, replicas: number): Promise<RedisClusterUnderTest> {
+  /** A data port and a cluster bus port per node, free now: for a daemon configured before its cluster starts. */
+  static async choosePorts(nodes: number): Promise<Array<[number, number]>> {
+    const ports = await distinctFreePorts(nodes * 2)
+    return Array.from({length: nodes}, (_, i) => [ports[2 * i]!, ports[2 * i + 1]!])
+  }
+
+  static async start(masters: number, replicas: number, ports?: Array<[number, number]>): Promise<RedisClusterUnderTest> {
     const processes = new RedisProcesses()
     try {
+      const chosen = ports ?? (await RedisClusterUnderTest.choosePorts(masters * (1 + replicas)))
       const nodes: ClusterNode[] = []
       for (let i = 0; i < masters * (1 + replicas); i++) {
-        const [port, busPort] = await distinctFreePorts(2)
+        const [port, busPort] = chosen[i]!
         // The bus port is chosen too (not port + 10000, which may be taken or past 65535);
         // a 1 s node timeout makes a failover take seconds, not the default 15 s.
-        const server = await processes.spawnServer(`node-${i}`, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', '1000'], port!)
+        const server = await processes.spawnServer(`node-${i}`, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', '1000'], port)
         nodes.push({...server, id: String(await command(server.port, ['CLUSTER', 'MYID']))})
       }
       await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'])

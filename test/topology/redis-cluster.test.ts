@@ -132,4 +132,37 @@ describe(`Redis Cluster (3 masters + 3 replicas, on ${backend.name})`, function 
     expect(master.id).to.equal(promoted.id)
     expect(group!['last-delivered-id']).to.equal(newestEntry)
   })
+
+  it('starts while no seed node answers, serves degraded, and uses the cluster once it is up', async function () {
+    const ports = await RedisClusterUnderTest.choosePorts(3)
+    const seeds = ports.map(([port]) => `127.0.0.1:${port}`).join(',')
+    const env = {LEADS_REDIS_URL: '', LEADS_REDIS_CLUSTER_NODES: seeds, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
+    const daemon = await startTestDaemon(backend, {worker: WORKER}, env)
+    daemons.push(daemon)
+    let late: RedisClusterUnderTest | null = null
+    try {
+      expect(daemon.logs.join('')).to.include('redis unreachable at start')
+      const ready = await daemon.request('/readyz')
+      expect(ready.status).to.equal(503)
+      expect((ready.body as {checks: unknown}).checks).to.deep.include({database: true, redis: false})
+      const tenant = await tenantWithWebhook(daemon, true)
+      const before = await postJson(daemon, tenant, LIST, {contact_name: 'Before the cluster'})
+      expect(before.status).to.equal(201)
+      await waitUntil(() => auditDeliveries(receiver, [before.body.lead.id]).missing.length === 0, 'the delivery made without Redis')
+
+      late = await RedisClusterUnderTest.start(3, 0, ports)
+      await waitUntil(() => daemon.services.redis?.isReady, 'the daemon to connect to the cluster', 20_000)
+      await waitUntil(async () => (await daemon.request('/readyz')).status === 200, 'the daemon to be ready')
+      const after = await postJson(daemon, tenant, LIST, {contact_name: 'After the cluster came up'})
+      expect(after.status).to.equal(201)
+      await waitUntil(() => auditDeliveries(receiver, [after.body.lead.id]).missing.length === 0, 'the delivery through the cluster')
+      const master = await late.masterOf(STREAM_KEY)
+      const [newest] = (await command(master.port, ['XREVRANGE', STREAM_KEY, '+', '-', 'COUNT', '1'])) as Array<[string, string[]]>
+      expect(newest, 'an entry in the stream on the late cluster').to.not.equal(undefined)
+    } finally {
+      await daemon.stop().catch(() => undefined)
+      daemons.splice(daemons.indexOf(daemon), 1)
+      await late?.stop()
+    }
+  })
 })
