@@ -237,12 +237,12 @@ async function distinctFreePorts(count: number): Promise<number[]> {
   return [...ports]
 }
 
-function run(command: string, args: string[]): Promise<void> {
+function run(program: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {stdio: ['ignore', 'ignore', 'pipe']})
+    const child = spawn(program, args, {stdio: ['ignore', 'ignore', 'pipe']})
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
     child.once('error', reject)
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.slice(-500)}`))))
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${program} exited ${code}: ${stderr.slice(-500)}`))))
   })
 }
