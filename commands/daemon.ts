@@ -19,8 +19,8 @@ export default class Daemon extends BaseCommand {
     const logger = createLogger(config.logLevel)
     const role = flags.role as Role
     const daemon = await startDaemon(config, logger, {role})
-    if (role === 'worker') logger.info({probes: daemon.url, database: config.database.client, redis: Boolean(config.redisUrl)}, 'delivering webhooks')
-    else logger.info({url: daemon.url, role, database: config.database.client, redis: Boolean(config.redisUrl)}, 'listening')
+    if (role === 'worker') logger.info({probes: daemon.url, database: config.database.client, redis: config.redis?.mode ?? false}, 'delivering webhooks')
+    else logger.info({url: daemon.url, role, database: config.database.client, redis: config.redis?.mode ?? false}, 'listening')
     if (role !== 'worker' && (process.stderr.isTTY || config.database.client === 'sqlite')) {
       process.stderr.write(
         `\nleads daemon listening on ${daemon.url} (database: ${config.database.client === 'sqlite' ? config.database.filename : 'mysql'})\n` +

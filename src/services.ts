@@ -6,7 +6,7 @@ import {CustomersService} from './customers/customers-service.js'
 import {CustomersStore} from './customers/customers-store.js'
 import {createDb, type Db} from './db/knex.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
-import {connectRedis, type RedisClient} from './db/redis.js'
+import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
 import {DeliveriesStore} from './deliveries/deliveries-store.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
@@ -42,7 +42,7 @@ import {WebhooksStore} from './webhooks/webhooks-store.js'
 export interface Services {
   readonly config: Config
   readonly db: Db
-  readonly redis: RedisClient | null
+  readonly redis: RedisConnection | null
   readonly customers: CustomersService
   readonly keys: KeysService
   readonly keyAuthenticator: KeyAuthenticator
@@ -79,7 +79,7 @@ export interface ServiceOptions {
   rateLimitKeyPrefix?: string
   /** DNS for webhook targets (tests give a resolver of their own). */
   lookup?: LookupFn
-  /** Connect to LEADS_REDIS_URL; default true. Operator commands that never touch Redis skip it. */
+  /** Connect to the configured Redis; default true. Operator commands that never touch Redis skip it. */
   connectRedis?: boolean
   /** When Redis cannot be reached at start: fail (default), or serve degraded and connect when it returns (the daemon). */
   redisUnreachable?: 'fail' | 'degrade'
@@ -103,12 +103,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const clock = options.clock ?? systemClock
   const masterKey = resolveMasterKey(config)
   const db = createDb(config.database, options.logger)
-  let redis: RedisClient | null = null
+  let redis: RedisConnection | null = null
   try {
     await checkDatabase(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
-    if (config.redisUrl && (options.connectRedis ?? true)) redis = await connectRedis(config.redisUrl, {logger: options.logger, whenUnreachable: options.redisUnreachable})
+    if (config.redis && (options.connectRedis ?? true)) redis = await connectRedis(config.redis, {logger: options.logger, whenUnreachable: options.redisUnreachable})
   } catch (error) {
     await db.destroy()
     throw error
@@ -192,7 +192,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 /** The dispatch loop is stalled when every read from Redis has failed for DISPATCH_STALLED_AFTER_MS; idle or busy is fine. */
-function dispatchCheck(queue: DispatchQueue, redis: RedisClient | null, now: number, reasons: string[]): boolean | null {
+function dispatchCheck(queue: DispatchQueue, redis: RedisConnection | null, now: number, reasons: string[]): boolean | null {
   if (!redis) return null
   const {failingSinceMs, lastError} = queue.health()
   if (failingSinceMs === null || now - failingSinceMs < DISPATCH_STALLED_AFTER_MS) return true

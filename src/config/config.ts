@@ -2,6 +2,7 @@ import path from 'node:path'
 
 import {ConfigError} from '../shared/errors.js'
 import {TrustedProxies} from '../shared/trusted-proxies.js'
+import {parseRedisConfig, type RedisConfig} from './redis-config.js'
 
 export type DatabaseConfig =
   | {readonly client: 'sqlite'; readonly filename: string; readonly url: string}
@@ -11,8 +12,8 @@ export interface Config {
   readonly database: DatabaseConfig
   /** True when LEADS_DATABASE_URL was not set: the embedded default, which operator commands look for (database-location.ts). */
   readonly databaseDefaulted: boolean
-  /** Redis URL for dispatch and shared counters; null runs the in-process adapters. */
-  readonly redisUrl: string | null
+  /** Redis (one server, a cluster or a Sentinel master) for dispatch and shared counters; null runs the in-process adapters. */
+  readonly redis: RedisConfig | null
   readonly host: string
   readonly port: number
   /** Raw 32-byte master key when configured; embedded mode may generate one (see master-key.ts). */
@@ -38,6 +39,9 @@ export const DEFAULT_DATABASE_URL = 'sqlite://./.leads/leads.db'
 export const CONFIG_VARIABLES = [
   'LEADS_DATABASE_URL',
   'LEADS_REDIS_URL',
+  'LEADS_REDIS_CLUSTER_NODES',
+  'LEADS_REDIS_SENTINELS',
+  'LEADS_REDIS_SENTINEL_MASTER',
   'LEADS_HOST',
   'LEADS_PORT',
   'LEADS_MASTER_KEY',
@@ -55,6 +59,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], string> = {
   LEADS_DATABASE_URL: `database: sqlite://./path.db or mysql://user:pass@host:3306/db (default ${DEFAULT_DATABASE_URL}, which operator commands look for upwards from here)`,
   LEADS_REDIS_URL: 'redis://host:6379/0: dispatch and shared rate-limit counters for several daemons (default: in-process)',
+  LEADS_REDIS_CLUSTER_NODES: 'host:port,host:port (or redis[s]://user:pass@host:port,...): seed nodes of a Redis Cluster, instead of LEADS_REDIS_URL',
+  LEADS_REDIS_SENTINELS: 'host:port,host:port (or redis[s]://user:pass@host:port,...): Redis Sentinels to find the master through, instead of LEADS_REDIS_URL',
+  LEADS_REDIS_SENTINEL_MASTER: 'the master name the sentinels monitor (e.g. mymaster); required with LEADS_REDIS_SENTINELS',
   LEADS_HOST: 'address the daemon listens on (default 127.0.0.1)',
   LEADS_PORT: 'port the daemon listens on (default 8080)',
   LEADS_MASTER_KEY: '32 bytes, hex or base64: encrypts webhook secrets, signs cursors; required with MySQL',
@@ -83,7 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const config: Config = {
     database,
     databaseDefaulted: databaseUrl === undefined,
-    redisUrl: parseRedisUrl(read(env, 'LEADS_REDIS_URL')),
+    redis: parseRedisConfig((name) => read(env, name)),
     host: read(env, 'LEADS_HOST') ?? '127.0.0.1',
     port: parsePort(read(env, 'LEADS_PORT')),
     masterKey,
@@ -129,20 +136,6 @@ function parseDatabaseUrl(raw: string, cwd: string): DatabaseConfig {
   }
   if (url.pathname.length <= 1) throw new ConfigError('LEADS_DATABASE_URL', 'names no database; add /dbname to the URL')
   return {client: 'mysql', url: raw}
-}
-
-function parseRedisUrl(raw: string | undefined): string | null {
-  if (raw === undefined) return null
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new ConfigError('LEADS_REDIS_URL', 'is not a URL; expected redis://host:6379/0')
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigError('LEADS_REDIS_URL', `has unsupported scheme "${url.protocol}"; use redis:// or rediss://`)
-  }
-  return raw
 }
 
 function parsePort(raw: string | undefined): number {

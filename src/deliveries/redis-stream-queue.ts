@@ -1,4 +1,4 @@
-import type {RedisClient} from '../db/redis.js'
+import type {RedisCommands, RedisConnection, RedisReader} from '../db/redis.js'
 import type {Logger} from '../log/logger.js'
 import type {DispatchHealth, DispatchQueue} from './dispatch-queue.js'
 
@@ -20,13 +20,13 @@ const ENQUEUE_TIMEOUT_MS = 250
 export class RedisStreamQueue implements DispatchQueue {
   /** Stream entry ids per delivery id, for XACK. */
   private readonly entries = new Map<string, string[]>()
-  private reader: RedisClient | null = null
+  private reader: RedisReader | null = null
   private groupReady = false
   private failingSinceMs: number | null = null
   private lastError: string | null = null
 
   constructor(
-    private readonly redis: RedisClient,
+    private readonly connection: RedisConnection,
     private readonly consumer: string,
     private readonly staleAfterMs = 60_000,
     private readonly logger?: Logger,
@@ -35,7 +35,11 @@ export class RedisStreamQueue implements DispatchQueue {
 
   /** Whether the shared client is connected; while it is not, every command fails at once. */
   get isAvailable(): boolean {
-    return this.redis.isReady
+    return this.connection.isReady
+  }
+
+  private get redis(): RedisCommands {
+    return this.connection.commands
   }
 
   async enqueue(ids: readonly string[]): Promise<void> {
@@ -110,7 +114,7 @@ export class RedisStreamQueue implements DispatchQueue {
     this.groupReady = true
   }
 
-  private async claimStale(reader: RedisClient, max: number): Promise<string[]> {
+  private async claimStale(reader: RedisCommands, max: number): Promise<string[]> {
     const result = (await reader.xAutoClaim(STREAM_KEY, CONSUMER_GROUP, this.consumer, this.staleAfterMs, '0-0', {COUNT: max})) as {
       messages: Array<{id: string; message: Record<string, string>} | null>
     }
@@ -128,10 +132,9 @@ export class RedisStreamQueue implements DispatchQueue {
    * The blocking reads get a connection of their own, which does not reconnect: a failed reader
    * is dropped and the next take opens a new one, so a take never waits on a reconnect loop.
    */
-  private async readerClient(): Promise<RedisClient> {
+  private async readerClient(): Promise<RedisReader> {
     if (!this.reader) {
-      const reader = this.redis.duplicate({socket: {reconnectStrategy: false}}) as RedisClient
-      reader.on('error', (error: Error) => this.logger?.debug({err: error}, 'redis dispatch connection error'))
+      const reader = this.connection.newReader((error) => this.logger?.debug({err: error}, 'redis dispatch connection error'))
       // Kept before connecting, so close() can end a connection attempt still in progress.
       this.reader = reader
       await reader.connect()

@@ -2,7 +2,7 @@ import {createRequire} from 'node:module'
 
 import type {RateLimiterAbstract, RateLimiterRes} from 'rate-limiter-flexible'
 
-import type {RedisClient} from '../db/redis.js'
+import type {RedisConnection} from '../db/redis.js'
 import type {Logger} from '../log/logger.js'
 import {ANONYMOUS_PER_MINUTE, DEFAULT_LIMITS, type Limits} from './limits.js'
 
@@ -16,6 +16,8 @@ const WINDOW_SECONDS: Record<Window, number> = {minute: 60, hour: 3600, bulk: 60
  */
 const COUNTER_CEILING = 1_000_000_000
 const REDIS_WARNING_INTERVAL_MS = 30_000
+/** How long a counter waits for Redis before the request is counted in this daemon's memory (the enqueue waits as long). */
+const REDIS_ANSWER_TIMEOUT_MS = 250
 /**
  * How long an address seen under its keyless budget is not asked about again (with Redis). Each
  * request of a valid key would otherwise cost a Redis round trip before anything else (0.5 to 1 ms
@@ -55,23 +57,22 @@ export class RequestLimiter {
   private readonly underBudget = new Map<string, number>()
 
   constructor(
-    private readonly redis: RedisClient | null,
+    private readonly redis: RedisConnection | null,
     private readonly logger?: Logger,
     /** Redis key prefix; daemons that share a budget must share it. */
     keyPrefix = 'leads:rl',
   ) {
     // Required, not imported: only the daemon limits requests (see services.ts).
-    const {RateLimiterMemory, RateLimiterRedis} = createRequire(import.meta.url)('rate-limiter-flexible') as typeof import('rate-limiter-flexible')
+    const {RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts} = createRequire(import.meta.url)('rate-limiter-flexible') as typeof import('rate-limiter-flexible')
     const build = (window: Window): RateLimiterAbstract => {
       const options = {keyPrefix: `${keyPrefix}:${window}`, points: COUNTER_CEILING, duration: WINDOW_SECONDS[window]}
       if (!redis) return new RateLimiterMemory(options)
-      return new RateLimiterRedis({
-        ...options,
-        storeClient: redis,
-        useRedisPackage: true,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory(options),
-      })
+      const insuranceLimiter = new RateLimiterMemory(options)
+      const shared = new RateLimiterRedis({...options, storeClient: redis.limiterStore, useRedisPackage: true, rejectIfRedisNotReady: true, insuranceLimiter})
+      // Redis can hold a command instead of refusing it: during a Sentinel failover node-redis
+      // queues it until the new master is known (4 s in test/topology/redis-sentinel.test.ts), and
+      // a hung server never answers. Past the timeout the request is counted in memory instead.
+      return new RLWrapperTimeouts({limiter: shared, timeoutMs: REDIS_ANSWER_TIMEOUT_MS, insuranceLimiter})
     }
     this.counters = {minute: build('minute'), hour: build('hour'), bulk: build('bulk'), anonymous: build('anonymous')}
   }

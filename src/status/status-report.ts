@@ -3,7 +3,8 @@ import type {ClientSettings} from '../client/client-settings.js'
 import type {Config} from '../config/config.js'
 import {createDb, type Db} from '../db/knex.js'
 import {migrationStatus} from '../db/migrate.js'
-import {connectRedis} from '../db/redis.js'
+import {describeRedis} from '../config/redis-config.js'
+import {connectRedis, variableOf} from '../db/redis.js'
 import {KeysStore} from '../keys/keys-store.js'
 import {keyState} from '../keys/key-types.js'
 import {hashToken} from '../keys/tokens.js'
@@ -77,14 +78,14 @@ function masterKeyCheck(config: Config): StatusCheck {
 }
 
 async function redisCheck(config: Config): Promise<StatusCheck> {
-  if (!config.redisUrl) return {check: 'redis', ok: null, summary: 'not configured: dispatch and rate limits in-process (one daemon)'}
-  const where = withoutCredentials(config.redisUrl)
+  if (!config.redis) return {check: 'redis', ok: null, summary: 'not configured: dispatch and rate limits in-process (one daemon)'}
+  const where = describeRedis(config.redis)
   try {
-    const redis = await connectRedis(config.redisUrl)
+    const redis = await connectRedis(config.redis)
     await redis.close().catch(() => undefined)
     return {check: 'redis', ok: true, summary: `${where}: reachable`}
   } catch (error) {
-    return {check: 'redis', ok: false, summary: `${where}: unreachable (${safeMessage(error)})`, hint: 'is Redis running? LEADS_REDIS_URL names it'}
+    return {check: 'redis', ok: false, summary: `${where}: unreachable (${safeMessage(error)})`, hint: `is Redis running? ${variableOf(config.redis)} names it`}
   }
 }
 

@@ -4,7 +4,7 @@ import nock from 'nock'
 import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
 import type {DeliveryWorker} from '../../src/deliveries/delivery-worker.js'
 import {postJson} from '../helpers/api.js'
-import {backends, forEachBackend} from '../helpers/backends.js'
+import {backends, flushRedisOf, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
 import {Receiver} from '../helpers/receiver.js'
@@ -261,7 +261,7 @@ describe('webhook delivery', function () {
         const created = await postJson(apiOnly, tenant, CREATE, {contact_name: 'Lost'})
         const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
         // Simulate the loss: the row is committed and marked dispatched, but no queue holds it.
-        if (daemon.services.redis) await daemon.services.redis.flushDb()
+        await flushRedisOf(backend)
         await until(async () => (await delivery(deliveryId!)).status === 'succeeded', 'the sweeper to re-dispatch')
         expect(receiver.requests.filter((r) => r.headers['x-service-delivery'] === deliveryId).length).to.be.at.least(1)
       } finally {

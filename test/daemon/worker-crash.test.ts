@@ -4,7 +4,7 @@ import {expect} from 'chai'
 
 import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
 import {postJson} from '../helpers/api.js'
-import {backends, TEST_MASTER_KEY} from '../helpers/backends.js'
+import {backends, flushRedisOf, TEST_MASTER_KEY} from '../helpers/backends.js'
 import {CLI} from '../helpers/cli.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
@@ -27,7 +27,7 @@ describe('at-least-once delivery when a worker dies', function () {
         const deliveryId = row.id as string
         // As if the enqueue never happened: the worker's sweeper must find the row itself.
         await api.services.db('deliveries').where({id: deliveryId}).update({dispatched_at: null})
-        if (api.services.redis) await api.services.redis.flushDb()
+        await flushRedisOf(backend)
 
         // The first attempt hangs at the receiver, so the worker is mid-delivery when it dies.
         receiver.reply({status: 200, delayMs: 60_000})

@@ -1,6 +1,8 @@
 import os from 'node:os'
 import path from 'node:path'
 
+import {createClient} from 'redis'
+
 import {type Config, loadConfig} from '../../src/config/config.js'
 
 /** A storage backend the suite runs against: SQLite always, MariaDB (+ Redis) when configured. */
@@ -36,6 +38,19 @@ export function backends(): Backend[] {
     list.push(backend('mysql', env))
   }
   return list
+}
+
+/** Empties the backend's Redis database (the test one, never another), as a flushed or restarted-empty Redis would be. */
+export async function flushRedisOf(backend: Backend): Promise<void> {
+  const url = backend.env['LEADS_REDIS_URL']
+  if (!url) return
+  const client = createClient({url})
+  await client.connect()
+  try {
+    await client.flushDb()
+  } finally {
+    await client.close()
+  }
 }
 
 /** Declares the suite once per backend: `describe('on sqlite', ...)`, `describe('on mysql', ...)`. */

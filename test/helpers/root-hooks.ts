@@ -31,7 +31,7 @@ export const mochaHooks = {
       }
     }
     const redisUrl = process.env['LEADS_TEST_REDIS_URL']
-    if (redisUrl) await (await connectRedis(redisUrl)).close()
+    if (redisUrl) await (await connectRedis({mode: 'single', url: redisUrl})).close()
   },
   afterAll() {
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(SQLITE_FILE + suffix, {force: true})

@@ -53,7 +53,7 @@ describe('docker-compose.yml', function () {
       const resolved = Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value.startsWith('${LEADS_MASTER_KEY') ? 'ab'.repeat(32) : value]))
       const config = loadConfig(resolved)
       expect(config.database.client).to.equal('mysql')
-      expect(config.redisUrl).to.equal('redis://redis:6379/0')
+      expect(config.redis).to.deep.equal({mode: 'single', url: 'redis://redis:6379/0'})
     }
     expect(loadConfig({...services['api']!.environment, LEADS_MASTER_KEY: 'ab'.repeat(32)}).host).to.equal('0.0.0.0')
   })

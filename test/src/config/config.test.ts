@@ -3,6 +3,7 @@ import path from 'node:path'
 import {expect} from 'chai'
 
 import {loadConfig} from '../../../src/config/config.js'
+import {describeRedis} from '../../../src/config/redis-config.js'
 import {ConfigError} from '../../../src/shared/errors.js'
 
 const KEY_HEX = '0f'.repeat(32)
@@ -24,7 +25,7 @@ describe('loadConfig', function () {
     expect(config.dataDir).to.equal('/srv/app/.leads')
     expect(config.host).to.equal('127.0.0.1')
     expect(config.port).to.equal(8080)
-    expect(config.redisUrl).to.equal(null)
+    expect(config.redis).to.equal(null)
     expect(config.masterKey).to.equal(null)
     expect(config.webhookAllowHosts).to.deep.equal([])
   })
@@ -77,5 +78,84 @@ describe('loadConfig', function () {
   it('parses the webhook allow list', function () {
     const config = loadConfig({LEADS_WEBHOOK_ALLOW_HOSTS: 'Localhost:8443, 127.0.0.1 ,'})
     expect(config.webhookAllowHosts).to.deep.equal(['localhost:8443', '127.0.0.1'])
+  })
+})
+
+describe('loadConfig: Redis topology', function () {
+  const open = {username: null, password: null, tls: false}
+
+  it('keeps LEADS_REDIS_URL as one server, exactly as written', function () {
+    expect(loadConfig({LEADS_REDIS_URL: 'redis://:pw@cache:6379/2'}).redis).to.deep.equal({mode: 'single', url: 'redis://:pw@cache:6379/2'})
+  })
+
+  it('reads cluster seed nodes as host:port, IPv6 in brackets, spaces and empty entries ignored', function () {
+    const config = loadConfig({LEADS_REDIS_CLUSTER_NODES: 'redis-a:7000, 10.0.0.2:7001,,[::1]:7002'})
+    expect(config.redis).to.deep.equal({
+      mode: 'cluster',
+      nodes: [
+        {host: 'redis-a', port: 7000},
+        {host: '10.0.0.2', port: 7001},
+        {host: '::1', port: 7002},
+      ],
+      ...open,
+    })
+    expect(Object.isFrozen(config.redis)).to.equal(true)
+  })
+
+  it('reads credentials and TLS from cluster nodes written as URLs', function () {
+    const config = loadConfig({LEADS_REDIS_CLUSTER_NODES: 'rediss://app:s%40cret@a:7000,rediss://app:s%40cret@b:7000'})
+    expect(config.redis).to.deep.equal({mode: 'cluster', nodes: [{host: 'a', port: 7000}, {host: 'b', port: 7000}], username: 'app', password: 's@cret', tls: true})
+  })
+
+  it('reads sentinels and the master name', function () {
+    const config = loadConfig({LEADS_REDIS_SENTINELS: 's1:26379,s2:26379,s3:26379', LEADS_REDIS_SENTINEL_MASTER: 'mymaster'})
+    expect(config.redis).to.deep.equal({
+      mode: 'sentinel',
+      sentinels: [
+        {host: 's1', port: 26379},
+        {host: 's2', port: 26379},
+        {host: 's3', port: 26379},
+      ],
+      masterName: 'mymaster',
+      ...open,
+    })
+  })
+
+  for (const [env, variable, pattern] of [
+    [{LEADS_REDIS_URL: 'redis://a:6379', LEADS_REDIS_CLUSTER_NODES: 'a:7000'}, 'LEADS_REDIS_CLUSTER_NODES', /cannot be combined with LEADS_REDIS_URL/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'a:7000', LEADS_REDIS_SENTINELS: 's:26379', LEADS_REDIS_SENTINEL_MASTER: 'm'}, 'LEADS_REDIS_SENTINELS', /cannot be combined with LEADS_REDIS_CLUSTER_NODES/],
+    [{LEADS_REDIS_CLUSTER_NODES: ' , '}, 'LEADS_REDIS_CLUSTER_NODES', /names no node/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'a:7000,b'}, 'LEADS_REDIS_CLUSTER_NODES', /without a port: "b"/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'a:70000'}, 'LEADS_REDIS_CLUSTER_NODES', /not host:port/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'a:7000/1'}, 'LEADS_REDIS_CLUSTER_NODES', /has a path in "a:7000\/1"/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'http://a:7000'}, 'LEADS_REDIS_CLUSTER_NODES', /unsupported scheme "http:"/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'a:7000,a:7000'}, 'LEADS_REDIS_CLUSTER_NODES', /names a:7000 twice/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'redis://:pw@a:7000,b:7000'}, 'LEADS_REDIS_CLUSTER_NODES', /mixes credentials or schemes \(b:7000\)/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'user:pw@a:7000'}, 'LEADS_REDIS_CLUSTER_NODES', /credentials outside a URL/],
+    [{LEADS_REDIS_SENTINELS: 's1:26379'}, 'LEADS_REDIS_SENTINEL_MASTER', /is required with LEADS_REDIS_SENTINELS/],
+    [{LEADS_REDIS_SENTINEL_MASTER: 'mymaster'}, 'LEADS_REDIS_SENTINEL_MASTER', /is set without LEADS_REDIS_SENTINELS/],
+    [{LEADS_REDIS_SENTINELS: 's1', LEADS_REDIS_SENTINEL_MASTER: 'm'}, 'LEADS_REDIS_SENTINELS', /without a port/],
+  ] as const) {
+    it(`rejects ${JSON.stringify(env)} with one line naming ${variable}`, function () {
+      const error = configError(env)
+      expect(error.variable).to.equal(variable)
+      expect(error.message.startsWith(variable)).to.equal(true)
+      expect(error.message).to.match(pattern)
+      expect(error.message).not.to.include('\n')
+    })
+  }
+
+  it('never repeats a password in its errors', function () {
+    const error = configError({LEADS_REDIS_CLUSTER_NODES: 'redis://app:hunter2@a:7000/3'})
+    expect(error.message).to.match(/has a path/)
+    expect(error.message).not.to.include('hunter2')
+  })
+
+  it('describes the topology for logs and status without credentials', function () {
+    const cluster = loadConfig({LEADS_REDIS_CLUSTER_NODES: 'redis://app:hunter2@a:7000,redis://app:hunter2@b:7001'}).redis!
+    expect(describeRedis(cluster)).to.equal('cluster a:7000,b:7001')
+    const sentinel = loadConfig({LEADS_REDIS_SENTINELS: 's1:26379,[::1]:26380', LEADS_REDIS_SENTINEL_MASTER: 'mymaster'}).redis!
+    expect(describeRedis(sentinel)).to.equal('sentinel master "mymaster" via s1:26379,[::1]:26380')
+    expect(describeRedis(loadConfig({LEADS_REDIS_URL: 'redis://u:hunter2@cache:6379/0'}).redis!)).to.equal('redis://cache:6379/0')
   })
 })
