@@ -21,7 +21,9 @@ const NOT_ALIASES = new Set([
   'using', 'for', 'union', 'having', 'lock', 'force', 'use', 'ignore', 'natural', 'as', 'default', 'window', 'returning', 'and', 'or',
 ])
 
-const TABLE_REFERENCE = /\b(from|join|update|into)\s+([a-z_][a-z0-9_]*)(?:\s+(?:as\s+)?([a-z_][a-z0-9_]*))?/g
+// The alias is read ahead, not consumed: in `from deliveries join events` the `join` that is not
+// an alias still opens the next table reference.
+const TABLE_REFERENCE = /\b(from|join|update|into)\s+([a-z_][a-z0-9_]*)(?=(?:\s+(?:as\s+)?([a-z_][a-z0-9_]*))?)/g
 
 /** The per-customer tables `sql` touches without pinning them to one customer; empty when it pins all. */
 export function unpinnedTables(sql: string, keys: ShardKeys): Unpinned[] {
