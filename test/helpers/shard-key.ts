@@ -78,38 +78,60 @@ function unpinnedInScope(scope: string, keys: ShardKeys): Unpinned[] {
     alias: match[3] && !NOT_ALIASES.has(match[3]) ? match[3] : match[2]!,
     at: match.index,
   }))
+  const keyed = references.filter((reference) => keys.has(reference.table) && reference.clause !== 'into')
+  const pinned = pinnedAliases(scope, keyed.map((reference) => ({alias: reference.alias, key: keys.get(reference.table)!})))
   const unpinned: Unpinned[] = []
   for (const reference of references) {
     const key = keys.get(reference.table)
     if (!key) continue
     if (reference.clause === 'into') {
       if (!insertedColumns(scope, reference.at).includes(key)) unpinned.push({table: reference.table, reason: `INSERT without ${key}`})
-      continue
-    }
-    // An unqualified key column belongs to this table when no other table of the query has one.
-    const alone = references.filter((other) => keys.has(other.table)).length === 1
-    if (!hasKeyPredicate(scope, reference.alias, key, alone)) unpinned.push({table: reference.table, reason: `no ${key} predicate in WHERE or ON`})
+    } else if (!pinned.has(reference.alias)) unpinned.push({table: reference.table, reason: `no ${key} predicate in WHERE or ON`})
   }
   return unpinned
+}
+
+/**
+ * The aliases whose key column a WHERE or ON clause fixes: compared by equality or IN to a value
+ * (`customer_id = ?`), or equal to the key of a table that is itself fixed
+ * (`w.customer_id = l.customer_id` with `l.customer_id = ?`), which keeps a join on one shard.
+ * A key equal to a column of a table outside this query level (a correlated subquery) counts as
+ * fixed: the enclosing level is checked on its own. An unqualified key column belongs to the
+ * only keyed table of the level, when there is one.
+ */
+function pinnedAliases(scope: string, tables: ReadonlyArray<{alias: string; key: string}>): Set<string> {
+  const conditions = scope.search(/\b(where|on)\b/)
+  const pinned = new Set<string>()
+  if (conditions === -1) return pinned
+  const predicates = scope.slice(conditions)
+  const value = String.raw`(?:\?|'[^']*'|\d+)`
+  for (const {alias, key} of tables) {
+    const column = `(?:\\b${escape(alias)}\\.${key}${tables.length === 1 ? `|(?<![.\\w])${key}` : ''})\\b`
+    if (new RegExp(`${column}\\s*(?:(?:=|<=>)\\s*${value}|in\\s*\\()|${value}\\s*(?:=|<=>)\\s*${column}`).test(predicates)) pinned.add(alias)
+  }
+  const inLevel = new Map(tables.map((table) => [table.alias, table.key]))
+  const links = [...predicates.matchAll(/\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\s*=\s*([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)/g)]
+    .map((match) => [{alias: match[1]!, column: match[2]!}, {alias: match[3]!, column: match[4]!}] as const)
+    .filter(([a, b]) => [a, b].every((side) => !inLevel.has(side.alias) || inLevel.get(side.alias) === side.column))
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const [a, b] of links) {
+      for (const [from, to] of [[a, b], [b, a]] as const) {
+        const fixed = pinned.has(from.alias) || !inLevel.has(from.alias)
+        if (fixed && inLevel.has(to.alias) && !pinned.has(to.alias)) {
+          pinned.add(to.alias)
+          grew = true
+        }
+      }
+    }
+  }
+  return pinned
 }
 
 /** The column list of the INSERT whose table reference is at `at`. */
 function insertedColumns(scope: string, at: number): string[] {
   const list = /^into\s+[a-z0-9_]+\s*\(([^)]*)\)/.exec(scope.slice(at))
   return list ? list[1]!.split(',').map((column) => column.trim()) : []
-}
-
-/**
- * True when the key column is compared by equality or IN in a WHERE or ON clause: to a value
- * (`customer_id = ?`) or to another table's key (`w.customer_id = l.customer_id`), which keeps
- * a join on one shard.
- */
-function hasKeyPredicate(scope: string, alias: string, key: string, unqualifiedAllowed: boolean): boolean {
-  const conditions = scope.search(/\b(where|on)\b/)
-  if (conditions === -1) return false
-  const predicates = scope.slice(conditions)
-  const column = `(?:\\b${escape(alias)}\\.${key}|${unqualifiedAllowed ? `(?<![.\\w])${key}` : '(?!)'})\\b`
-  return new RegExp(`${column}\\s*(?:=|<=>|\\bin\\s*\\()|(?:=|<=>)\\s*${column}`).test(predicates)
 }
 
 function escape(text: string): string {
