@@ -12,14 +12,15 @@ import {recordStatements, SQL_RECORD_VARIABLE} from './sql-recorder.js'
 
 // Every statement the run sends, from this process and from the processes it starts, recorded
 // for the sharding check (test/src/db/shard-key.check.ts), which runs after every test file. A
-// recording named from outside (a parent run) is joined rather than started afresh.
+// recording named from outside (a parent run, or a developer keeping one) is joined rather than
+// started afresh, and then left in place.
 const ownRecording = !process.env[SQL_RECORD_VARIABLE]
 if (ownRecording) {
   process.env[SQL_RECORD_VARIABLE] = path.join(os.tmpdir(), `leads-test-sql-${process.pid}.jsonl`)
   fs.rmSync(process.env[SQL_RECORD_VARIABLE], {force: true})
-  const preload = new URL('sql-recording-preload.js', import.meta.url).href
-  process.env['NODE_OPTIONS'] = `${process.env['NODE_OPTIONS'] ?? ''} --import ${preload}`.trim()
 }
+const preload = `--import ${new URL('sql-recording-preload.js', import.meta.url).href}`
+if (!(process.env['NODE_OPTIONS'] ?? '').includes(preload)) process.env['NODE_OPTIONS'] = `${process.env['NODE_OPTIONS'] ?? ''} ${preload}`.trim()
 recordStatements(process.env[SQL_RECORD_VARIABLE]!)
 
 /**

@@ -60,6 +60,7 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
   {sql: /^select \* from `deliveries` where `webhook_id` = \?( and `status` = \?)? order by `created_at` desc, `id` desc limit \?$/, why: '`leads webhooks inspect <id>` and `leads deliveries list --webhook <id>`: the deliveries of a webhook the operator named'},
   {sql: /^select \* from `deliveries` where `id` = \? limit \?$/, why: '`leads deliveries show <id>` and `redeliver`, and the worker re-reading a delivery'},
   {sql: /^select \* from `events` where `id` = \? limit \?$/, why: '`leads deliveries show <id>`: the event of the delivery shown'},
+  {sql: /^select `deliveries`\.\*, `events`\.`type` as `event_type`, `events`\.`lead_id` as `event_lead_id` from `deliveries` left join `events` on `events`\.`id` = `deliveries`\.`event_id` and `events`\.`customer_id` = `deliveries`\.`customer_id` where `deliveries`\.`updated_at` >= \?( and `deliveries`\.`webhook_id` = \?)? order by /, why: '`leads deliveries tail` without --customer: every customer\u2019s (or one webhook\u2019s) recent deliveries'},
   {sql: /^select count\(\*\) as n, min\(created_at\) as oldest from `deliveries` where `status` in \(\?, …\)$/, why: '`leads status` and the backlog metric: unfinished deliveries of every customer'},
 
   // Authentication: a request carries only its token; the key (and so the customer) is what
