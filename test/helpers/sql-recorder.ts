@@ -1,3 +1,4 @@
+import {createHash} from 'node:crypto'
 import fs from 'node:fs'
 
 import {type Dialect, observeStatements} from '../../src/db/statement-observer.js'
@@ -14,9 +15,10 @@ export interface RecordedStatement {
   sql: string
 }
 
-// Bulk inserts are the only long texts; below this length a text is remembered as sent, so a
-// statement seen again costs one Set lookup instead of a normalisation.
-const REMEMBERED_LENGTH = 4000
+// Bulk inserts are the only long texts (100 kB for 4,000 rows, 5 ms to normalise): a text seen
+// before is known by itself when short and by its digest (0.1 ms) when long, so only the first
+// sending of each costs a normalisation.
+const LONG_TEXT = 4000
 
 /**
  * Records every distinct statement this process sends, normalised, one JSON line each, appended
@@ -26,9 +28,9 @@ export function recordStatements(file: string): void {
   const sent = new Set<string>()
   const recorded = new Set<string>()
   observeStatements((sql, dialect) => {
-    const seen = `${dialect} ${sql}`
+    const seen = `${dialect} ${sql.length < LONG_TEXT ? sql : createHash('sha1').update(sql).digest('base64')}`
     if (sent.has(seen)) return
-    if (sql.length < REMEMBERED_LENGTH) sent.add(seen)
+    sent.add(seen)
     const statement: RecordedStatement = {dialect, sql: normalizeSql(sql)}
     const line = JSON.stringify(statement)
     if (recorded.has(line)) return
