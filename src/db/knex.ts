@@ -8,6 +8,7 @@ import type {Logger} from '../log/logger.js'
 import {safeMessage} from '../log/safe-error.js'
 import {migrationSource} from './migration-source.js'
 import {secureSqliteDirectory, secureSqliteFiles} from './sqlite-files.js'
+import {type Dialect, noteStatement} from './statement-observer.js'
 
 export type Db = Knex
 
@@ -31,7 +32,7 @@ export function createDb(database: DatabaseConfig, logger?: Logger): Db {
   if (database.client === 'sqlite') {
     const onDisk = database.filename !== ':memory:'
     if (onDisk) secureSqliteDirectory(database.filename)
-    return knexFactory({
+    return observed('sqlite', knexFactory({
       log,
       client: 'better-sqlite3',
       connection: {filename: database.filename},
@@ -51,9 +52,9 @@ export function createDb(database: DatabaseConfig, logger?: Logger): Db {
           done(null, conn)
         },
       },
-    })
+    }))
   }
-  return knexFactory({
+  return observed('mysql', knexFactory({
     log,
     client: 'mysql2',
     // multipleStatements: write transactions send their statements in batches, one round trip
@@ -69,7 +70,16 @@ export function createDb(database: DatabaseConfig, logger?: Logger): Db {
         conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err) => done(err, conn))
       },
     },
-  })
+  }))
+}
+
+/**
+ * Reports every statement knex sends (builders, raw queries, schema changes, migrations, inside
+ * transactions or not) to the statement observer; sendBatch reports the ones it sends itself.
+ */
+function observed(dialect: Dialect, db: Db): Db {
+  db.on('query', (query: {sql: string}) => noteStatement(query.sql, dialect))
+  return db
 }
 
 /** True when the backend is MySQL/MariaDB; stores branch on it for dialect-specific SQL. */

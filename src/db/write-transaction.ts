@@ -2,6 +2,7 @@ import type {Knex} from 'knex'
 
 import {isDeadlock} from './errors.js'
 import {isMysql, type Db} from './knex.js'
+import {noteStatement} from './statement-observer.js'
 import {driverResult, runEach, type Statement, type StatementResult} from './statements.js'
 
 const DEADLOCK_RETRIES = 5
@@ -116,6 +117,7 @@ export async function sendBatch(db: Db, statements: readonly Statement[], connec
   const own = connection === undefined
   const conn = (own ? await db.client.acquireConnection() : connection) as MysqlConnection
   try {
+    for (const statement of statements) noteStatement(statement.sql, 'mysql')
     const sql = statements.map((statement) => statement.sql).join(';\n')
     const values = statements.flatMap((statement) => statement.bindings)
     const answer = await new Promise<unknown>((resolve, reject) => conn.query({sql}, values, (error, results) => (error ? reject(error) : resolve(results))))

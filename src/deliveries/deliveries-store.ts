@@ -220,7 +220,8 @@ export class DeliveriesStore {
    */
   async changedSince(since: number, filter: {webhookId?: string; customerId?: string}, limit: number): Promise<Array<Delivery & {eventType: string | null; leadId: string | null}>> {
     const query = this.db('deliveries')
-      .leftJoin('events', 'events.id', 'deliveries.event_id')
+      // The event by its customer too: on a sharded cluster the join then stays on the delivery's shard.
+      .leftJoin('events', (on) => on.on('events.id', 'deliveries.event_id').andOn('events.customer_id', 'deliveries.customer_id'))
       .where('deliveries.updated_at', '>=', since)
       .select('deliveries.*', 'events.type as event_type', 'events.lead_id as event_lead_id')
       .orderBy([{column: 'deliveries.updated_at'}, {column: 'deliveries.id'}])

@@ -227,7 +227,7 @@ export class LeadSearchIndex {
           if (isMysql(this.db)) query.forShare()
           const leads = (await query) as Array<{id: string; contact_name: string | null; contact_email: string | null}>
           if (leads.length === 0) return leads
-          await trx('lead_search_words').whereIn('lead_id', leads.map((lead) => lead.id)).delete()
+          await trx('lead_search_words').where('customer_id', id).whereIn('lead_id', leads.map((lead) => lead.id)).delete()
           const rows = leads.flatMap((lead) => leadWords({contactName: lead.contact_name, contactEmail: lead.contact_email}).map((word) => ({customer_id: id, word, lead_id: lead.id})))
           const chunk = rowsPerInsert(this.db)
           for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))

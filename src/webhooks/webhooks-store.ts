@@ -108,7 +108,7 @@ export class WebhooksStore {
       const removed = await trx('webhooks').where({customer_id: customerId, id}).delete()
       if (removed === 0) return false
       await trx('deliveries')
-        .where({webhook_id: id})
+        .where({customer_id: customerId, webhook_id: id})
         .whereIn('status', ['pending', 'delivering'])
         .update({status: 'cancelled', last_error: 'webhook deleted', completed_at: now, updated_at: now})
       return true

@@ -102,7 +102,7 @@ describe('errors in logs and messages hold no statement values', function () {
       } finally {
         sweeper.stop()
         await db.raw('DROP TRIGGER IF EXISTS probe_sweep')
-        await db('deliveries').where({id: deliveryId}).delete()
+        await db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).delete()
         await daemon.stop()
       }
     })

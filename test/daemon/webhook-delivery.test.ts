@@ -38,7 +38,7 @@ describe('webhook delivery', function () {
       return ['succeeded', 'failed', 'cancelled'].includes(found.status) && found
     }, `delivery ${id} to finish`)
     const deliveryIdsOf = async (leadId: string) =>
-      ((await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', leadId).select('deliveries.id')) as Array<{id: string}>).map((row) => row.id)
+      ((await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': leadId}).select('deliveries.id')) as Array<{id: string}>).map((row) => row.id)
 
     before(async function () {
       receiver = await new Receiver().start()
@@ -94,7 +94,7 @@ describe('webhook delivery', function () {
       const first = await postJson(daemon, tenant, CREATE, {contact_email: 'once@example.org'})
       await postJson(daemon, tenant, CREATE, {contact_email: 'ONCE@example.org', contact_name: 'merged'})
       await postJson(daemon, tenant, '/api/agents/crm/leads/bulk', {leads: [{contact_name: 'bulk one'}, {contact_name: 'bulk two'}]})
-      const rows = await daemon.services.db('deliveries').where({webhook_id: webhookId})
+      const rows = await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId})
       expect(rows).to.have.length(1)
       expect(await deliveryIdsOf(first.body.lead.id)).to.deep.equal([rows[0].id])
     })
@@ -229,7 +229,7 @@ describe('webhook delivery', function () {
     it('disables a webhook whose deliveries have all failed for 5 days', async function () {
       receiver.fallback = {status: 500}
       await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 0})
-      await daemon.services.db('webhooks').where({id: webhookId}).update({failing_since: Date.now() - 5 * 86_400_000 - 1000, consecutive_failures: 40})
+      await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({failing_since: Date.now() - 5 * 86_400_000 - 1000, consecutive_failures: 40})
       const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Last straw'})
       const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
       await finished(deliveryId!)
@@ -283,7 +283,7 @@ describe('webhook delivery to a host whose DNS answer changes after registration
       await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://rebind.example.com/hook', event_types: ['lead.created'], retry_attempts: 3})
       answer = '127.0.0.1'
       const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Rebound'})
-      const [row] = await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', created.body.lead.id).select('deliveries.id')
+      const [row] = await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
       let done = await daemon.services.deliveries.show(row.id)
       for (let i = 0; i < 200 && !['failed', 'succeeded'].includes(done.status); i++) {
         await new Promise((resolve) => setTimeout(resolve, 25))
@@ -310,7 +310,7 @@ describe('stopping a delivery worker', function () {
       const tenant = await newTenant(api.services)
       await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
       const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'Interrupted'})
-      const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', created.body.lead.id).select('deliveries.id')
+      const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
       // A long first backoff: the worker is stopped while it waits.
       const worker = api.services.createWorker({baseDelayMs: 60_000, maxDelayMs: 60_000})
       const processing = worker.process(row.id)

@@ -36,7 +36,7 @@ describe('webhook management API', function () {
       expect(webhook.id).to.match(/^wh_[0-9a-f]{24}$/)
       expect(webhook).to.deep.include({url: 'https://hooks.example.com/leads', event_types: ['lead.created'], is_active: true, timeout_seconds: 10, retry_attempts: 5, description: null})
 
-      const row = await daemon.services.db('webhooks').where({id: webhook.id}).first()
+      const row = await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).first()
       expect(JSON.stringify(row)).not.to.include(response.body.secret)
       const listed = await call('GET', BASE)
       expect(listed.status).to.equal(200)

@@ -22,9 +22,11 @@ describe('docker-compose.yml', function () {
   const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), {merge: true}) as {services: Record<string, Service>}
   const services = compose.services
 
-  it('runs MySQL 8, Redis 7, a one-shot migrate, two API replicas and a worker', function () {
-    expect(Object.keys(services)).to.have.members(['mysql', 'redis', 'migrate', 'api', 'worker'])
-    expect(services['mysql']!.image).to.match(/^mysql:8/)
+  it('runs MariaDB 10.11 (the server CI proves), Redis 7, a one-shot migrate, two API replicas and a worker', function () {
+    expect(Object.keys(services)).to.have.members(['db', 'redis', 'migrate', 'api', 'worker'])
+    expect(services['db']!.image).to.equal('mariadb:10.11')
+    // The database the image creates must be utf8mb4, as .ci/run creates the test database.
+    expect(services['db']!.command).to.include('--character-set-server=utf8mb4')
     expect(services['redis']!.image).to.match(/^redis:7/)
     expect(services['migrate']!.command).to.deep.equal(['migrate'])
     expect(services['migrate']!.restart).to.equal('no')
@@ -36,12 +38,12 @@ describe('docker-compose.yml', function () {
   it('starts the daemons only after healthy stores and a finished migration', function () {
     for (const name of ['api', 'worker']) {
       expect(services[name]!.depends_on).to.deep.equal({
-        mysql: {condition: 'service_healthy'},
+        db: {condition: 'service_healthy'},
         redis: {condition: 'service_healthy'},
         migrate: {condition: 'service_completed_successfully'},
       })
     }
-    for (const name of ['mysql', 'redis', 'api']) expect(services[name]!.healthcheck?.test?.length).to.be.greaterThan(1)
+    for (const name of ['db', 'redis', 'api']) expect(services[name]!.healthcheck?.test?.length).to.be.greaterThan(1)
     // The worker answers /healthz on its own port, so the image's HEALTHCHECK is not switched off.
     expect(services['worker']!.healthcheck).to.equal(undefined)
   })
