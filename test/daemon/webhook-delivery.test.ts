@@ -339,8 +339,9 @@ describe('delivery leases', function () {
         const tenant = await newTenant(api.services)
         await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 10})
         const created = await postJson(api, tenant, CREATE, {contact_name: 'Slow receiver'})
-        const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where('events.lead_id', created.body.lead.id).select('deliveries.id')
-        const leaseOf = async () => Number((await api.services.db('deliveries').where({id: row.id}).first('claimed_until')).claimed_until)
+        const customerId = tenant.customer.id
+        const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': customerId, 'events.customer_id': customerId, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
+        const leaseOf = async () => Number((await api.services.db('deliveries').where({customer_id: customerId, id: row.id}).first('claimed_until')).claimed_until)
 
         // The worker's clock starts after the delivery was written, so the delivery is due on it.
         const clock = new ManualClock(Date.now())
