@@ -40,8 +40,12 @@ RUN npm run build \
 # ---- runtime ----------------------------------------------------------------------------------
 FROM ${BASE_IMAGE} AS runtime
 
+# MALLOC_ARENA_MAX=2: glibc gives each of Node's threads (libuv pool, V8's GC helpers) a malloc
+# arena of its own, and memory freed in them stays resident; with two arenas the daemon's RSS
+# under the soak swung 170-245 MB instead of 170-280 MB and returned to its floor more often.
 ENV NODE_ENV=production \
-    LEADS_HOST=0.0.0.0
+    LEADS_HOST=0.0.0.0 \
+    MALLOC_ARENA_MAX=2
 
 # An unprivileged user whose home is the data directory: the default
 # LEADS_DATABASE_URL (sqlite://./.leads/leads.db) and the generated embedded-mode master key land

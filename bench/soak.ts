@@ -2,8 +2,9 @@
  * Soak: creates (new people and merges), lists and bulk requests together at a fixed rate against
  * the daemon in its own process on MariaDB + Redis, delivering to a local HTTPS receiver that
  * answers 500 to one attempt in 30. Prints throughput, latency percentiles, errors by kind,
- * deliveries by outcome and the daemon's RSS over time; exits 1 when an event was not delivered,
- * an answer was an unexpected 5xx, or RSS grew more than 10% after warm-up (the first third).
+ * deliveries by outcome and the daemon's RSS and live heap over time; exits 1 when an event was not
+ * delivered, an answer was an unexpected 5xx, or after warm-up (the first third) RSS or the live
+ * heap after a full collection grew more than 10%.
  * Requests without an answer within 30 s are reported with the errors by kind.
  *
  * Run: npm run soak -- --minutes 10 --rate 200
@@ -15,6 +16,7 @@ import fs from 'node:fs'
 import https from 'node:https'
 import type {AddressInfo} from 'node:net'
 import path from 'node:path'
+import {monitorEventLoopDelay} from 'node:perf_hooks'
 import {parseArgs} from 'node:util'
 
 import mysql from 'mysql2/promise'
@@ -67,6 +69,9 @@ const env = {
   LEADS_REDIS_URL: REDIS,
   LEADS_MASTER_KEY: 'cd'.repeat(32),
   LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost',
+  LEADS_METRICS: '1',
+  // As the image runs it (Dockerfile).
+  MALLOC_ARENA_MAX: '2',
   NODE_EXTRA_CA_CERTS: path.join(tls, 'ca.pem'),
 }
 const services = await createServices(loadConfig(env), {autoMigrate: true})
@@ -118,9 +123,23 @@ function nextRequest(): {kind: Kind; send: (connection: LoadConnection) => Promi
 const started = performance.now()
 const durationMs = MINUTES * 60_000
 const rss: Array<{atS: number; mb: number}> = []
+/** The daemon's memory right after its latest full collection (leads_memory_after_major_gc_bytes), sampled with RSS. */
+const afterGc: Array<{atS: number; heapMb: number; rssMb: number}> = []
 const sampler = setInterval(() => {
-  if (daemon.child.exitCode === null) rss.push({atS: Math.round((performance.now() - started) / 1000), mb: rssMb()})
+  if (daemon.child.exitCode !== null) return
+  const atS = Math.round((performance.now() - started) / 1000)
+  rss.push({atS, mb: rssMb()})
+  fetch(`${daemon.url}/metrics`)
+    .then((response) => response.text())
+    .then((text) => {
+      const read = (kind: string) => Number(new RegExp(`leads_memory_after_major_gc_bytes\\{kind="${kind}"\\} (\\d+)`).exec(text)?.[1] ?? NaN) / 2 ** 20
+      if (!Number.isNaN(read('heap_used'))) afterGc.push({atS, heapMb: read('heap_used'), rssMb: read('rss')})
+    })
+    .catch(() => undefined)
 }, 5_000)
+// The soak's own event loop (load client and receiver): a stall here would read as the daemon's.
+const clientLoop = monitorEventLoopDelay({resolution: 10})
+clientLoop.enable()
 const inFlight = new Set<Promise<void>>()
 for (let sent = 0; ; sent++) {
   const due = started + (sent * 1000) / RATE
@@ -195,24 +214,39 @@ console.log('kind     count   p50 ms   p99 ms   max ms')
 for (const [kind, values] of Object.entries(latencies)) {
   console.log(`${kind.padEnd(8)} ${String(values.length).padStart(5)} ${pct(values, 0.5).toFixed(1).padStart(8)} ${pct(values, 0.99).toFixed(1).padStart(8)} ${pct(values, 1).toFixed(1).padStart(8)}`)
 }
+clientLoop.disable()
+console.log(`the soak's own event loop: delay p99 ${(clientLoop.percentile(99) / 1e6).toFixed(1)} ms, max ${(clientLoop.max / 1e6).toFixed(0)} ms`)
 console.log(`answers: ${[...statuses].map(([key, n]) => `${key}: ${n}`).join(', ')}`)
 console.log(`events: ${events.n}; deliveries: ${[...byOutcome].map(([status, n]) => `${status} ${n}`).join(', ')}; receiver attempts ${attempts}, distinct deliveries received ${delivered.size}; lost ${lost.length}`)
 console.log(`daemon RSS MB every 5 s: ${rss.map((sample) => sample.mb.toFixed(0)).join(' ')}`)
-// RSS swings by a quarter with the garbage collector; what a leak raises is the floor it returns to.
-// So: the lowest sample of the first half after warm-up against the lowest of the second half.
-const warm = rss.filter((sample) => sample.atS >= seconds / 3).map((sample) => sample.mb)
+console.log(`live heap MB after the latest full collection, every 5 s: ${afterGc.map((sample) => sample.heapMb.toFixed(0)).join(' ')}`)
+
+// Growth after warm-up (the first third), the second half of the rest against the first.
+// RSS swings by a quarter with the collector and the allocator; what a leak raises is the floor
+// it returns to, so RSS is compared by the lowest sample of each half. The live heap after a full
+// collection does not swing, so it is compared by the median of each half.
+const halves = <T extends {atS: number}>(samples: T[]): [T[], T[]] => {
+  const warm = samples.filter((sample) => sample.atS >= seconds / 3)
+  return [warm.slice(0, Math.ceil(warm.length / 2)), warm.slice(Math.ceil(warm.length / 2))]
+}
 const lowest = (values: number[]) => (values.length === 0 ? 0 : Math.min(...values))
-const warmRss = lowest(warm.slice(0, Math.ceil(warm.length / 2)))
-const endRss = lowest(warm.slice(Math.ceil(warm.length / 2)))
-const growth = warmRss === 0 ? 0 : (endRss - warmRss) / warmRss
-console.log(`RSS after warm-up (lowest of each half): ${warmRss.toFixed(0)} MB, then ${endRss.toFixed(0)} MB: ${(growth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%)`)
+const middle = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!)
+const growthOf = (before: number, after: number) => (before === 0 ? 0 : (after - before) / before)
+const [rssFirst, rssSecond] = halves(rss).map((half) => half.map((sample) => sample.mb)) as [number[], number[]]
+const [heapFirst, heapSecond] = halves(afterGc).map((half) => half.map((sample) => sample.heapMb)) as [number[], number[]]
+const rssGrowth = growthOf(lowest(rssFirst), lowest(rssSecond))
+const heapGrowth = growthOf(middle(heapFirst), middle(heapSecond))
+console.log(`RSS after warm-up (lowest of each half): ${lowest(rssFirst).toFixed(0)} MB, then ${lowest(rssSecond).toFixed(0)} MB: ${(rssGrowth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%); medians ${middle(rssFirst).toFixed(0)} and ${middle(rssSecond).toFixed(0)} MB`)
+console.log(`live heap after a full collection (median of each half): ${middle(heapFirst).toFixed(1)} MB, then ${middle(heapSecond).toFixed(1)} MB: ${(heapGrowth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%)`)
 
 const unexpected5xx = [...statuses].filter(([key]) => /\s5\d\d$/.test(key)).reduce((sum, [, n]) => sum + n, 0)
 const failures = [
   ...(lost.length > 0 ? [`${lost.length} events not delivered`] : []),
   ...(Number(events.n) !== deliveries.length ? [`${events.n} events but ${deliveries.length} deliveries`] : []),
   ...(unexpected5xx > 0 ? [`${unexpected5xx} unexpected 5xx`] : []),
-  ...(growth > RSS_GROWTH_LIMIT ? [`RSS grew ${(growth * 100).toFixed(1)}% after warm-up`] : []),
+  ...(rssGrowth > RSS_GROWTH_LIMIT ? [`RSS grew ${(rssGrowth * 100).toFixed(1)}% after warm-up`] : []),
+  ...(heapGrowth > RSS_GROWTH_LIMIT ? [`the live heap grew ${(heapGrowth * 100).toFixed(1)}% after warm-up`] : []),
+  ...(heapFirst.length === 0 || heapSecond.length === 0 ? ['no full collection observed in a half after warm-up'] : []),
 ]
 console.log(failures.length === 0 ? 'soak: ok' : `soak: FAILED: ${failures.join('; ')}`)
 process.exit(failures.length === 0 ? 0 : 1)

@@ -4,6 +4,7 @@ import type {Counter, Histogram, Registry} from 'prom-client'
 
 import type {DeliveriesStore} from '../deliveries/deliveries-store.js'
 import type {Clock} from '../shared/clock.js'
+import {memoryAfterMajorGc} from './memory-after-gc.js'
 
 /**
  * The daemon's Prometheus metrics, in a registry of its own (so tests and several daemons in one
@@ -41,6 +42,17 @@ export class Metrics {
       registers,
       async collect() {
         this.set((await readBacklog()).pending)
+      },
+    })
+    const memory = memoryAfterMajorGc()
+    new Gauge({
+      name: 'leads_memory_after_major_gc_bytes',
+      help: 'Live heap and RSS right after the latest full garbage collection (what a leak raises; absent before the first)',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        if (memory.heapUsed !== null) this.set({kind: 'heap_used'}, memory.heapUsed)
+        if (memory.rss !== null) this.set({kind: 'rss'}, memory.rss)
       },
     })
     new Gauge({

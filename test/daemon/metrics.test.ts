@@ -1,3 +1,6 @@
+import v8 from 'node:v8'
+import vm from 'node:vm'
+
 import {expect} from 'chai'
 
 import {postJson} from '../helpers/api.js'
@@ -49,6 +52,29 @@ describe('GET /metrics', function () {
     } finally {
       await daemon.stop()
       await receiver.stop()
+    }
+  })
+})
+
+describe('memory after a full garbage collection', function () {
+  it('reports the live heap and RSS right after the latest full collection', async function () {
+    const daemon = await startTestDaemon(backends()[0]!, {}, {LEADS_METRICS: '1'})
+    try {
+      await daemon.request('/metrics')
+      // A full collection on demand: the flag exposes gc() to code compiled after it is set.
+      v8.setFlagsFromString('--expose-gc')
+      const gc = vm.runInNewContext('gc') as () => void
+      gc()
+      // The collector reports through a PerformanceObserver, on a later turn of the event loop.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const text = (await daemon.request('/metrics')).text
+      const heap = Number(/leads_memory_after_major_gc_bytes\{kind="heap_used"\} (\d+)/.exec(text)?.[1])
+      const rss = Number(/leads_memory_after_major_gc_bytes\{kind="rss"\} (\d+)/.exec(text)?.[1])
+      expect(heap, text).to.be.above(1_000_000)
+      expect(rss).to.be.above(heap)
+      expect(heap).to.be.at.most(v8.getHeapStatistics().total_heap_size)
+    } finally {
+      await daemon.stop()
     }
   })
 })

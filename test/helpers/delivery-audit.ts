@@ -1,6 +1,7 @@
 // What the failover tests measure: creates made while Redis fails over, and what the receiver got.
 import {postJson} from './api.js'
 import type {TestTenant} from './fixtures.js'
+import {waitUntil} from './local-servers.js'
 import type {Receiver} from './receiver.js'
 import type {TestDaemon} from './test-daemon.js'
 
@@ -72,4 +73,34 @@ export function warningsOf(daemons: readonly TestDaemon[]): string[] {
     seen.set(entry.msg, entry.err?.message ?? '')
   }
   return [...seen].map(([message, error]) => (error ? `${message} (${error.slice(0, 120)})` : message))
+}
+
+/**
+ * Waits (up to a minute) for every lead.created of the run, then prints what the failover cost:
+ * creates, the slowest, deliveries received, lost and duplicated, and the daemons' warnings
+ * meanwhile. Returns the audit and the warnings for the test to assert on.
+ */
+export async function reportFailover(label: string, receiver: Receiver, run: CreateRun, startedAt: number, daemons: readonly TestDaemon[]): Promise<{audit: DeliveryAudit; warnings: string[]}> {
+  await waitUntil(() => auditDeliveries(receiver, run.leadIds).missing.length === 0, 'every lead.created of the run', 60_000).catch(() => undefined)
+  const audit = auditDeliveries(receiver, run.leadIds)
+  console.log(
+    `      ${label}: ${run.leadIds.length} creates (slowest ${Math.round(run.slowestMs)} ms), ${audit.received} deliveries received, ` +
+      `${audit.missing.length} lost, ${Object.keys(audit.duplicates).length} delivered more than once ${JSON.stringify(audit.duplicates)}, ` +
+      `all delivered after ${Math.round((performance.now() - startedAt) / 1000)} s`,
+  )
+  const warnings = warningsOf(daemons)
+  console.log(`      warnings meanwhile: ${warnings.join('; ')}`)
+  return {audit, warnings}
+}
+
+/** Once the API daemon is ready again, three more creates, each delivered: dispatch works after the failover. */
+export async function createAfterFailover(api: TestDaemon, tenant: TestTenant, receiver: Receiver): Promise<void> {
+  await waitUntil(async () => (await api.request('/readyz')).status === 200, 'the API daemon to be ready again', 20_000)
+  const after: string[] = []
+  for (let i = 0; i < 3; i++) {
+    const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: `After failover ${i}`})
+    if (created.status !== 201) throw new Error(`a create after the failover answered ${created.status}: ${created.text}`)
+    after.push((created.body as {lead: {id: string}}).lead.id)
+  }
+  await waitUntil(() => auditDeliveries(receiver, after).missing.length === 0, 'the deliveries after the failover', 15_000)
 }

@@ -5,7 +5,7 @@ import {expect} from 'chai'
 import {CONSUMER_GROUP, STREAM_KEY} from '../../src/deliveries/redis-stream-queue.js'
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {auditDeliveries, createDuring, warningsOf} from '../helpers/delivery-audit.js'
+import {auditDeliveries, createAfterFailover, createDuring, reportFailover} from '../helpers/delivery-audit.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
@@ -105,29 +105,14 @@ describe(`Redis Cluster (3 masters + 3 replicas, on ${backend.name})`, function 
     const promoted = await cluster!.masterOf(STREAM_KEY)
     expect(promoted.id).to.not.equal(killed.id)
 
-    await waitUntil(() => auditDeliveries(receiver, run.leadIds).missing.length === 0, 'every lead.created of the run', 60_000).catch(() => undefined)
-    const audit = auditDeliveries(receiver, run.leadIds)
-    console.log(
-      `      cluster failover: ${run.leadIds.length} creates (slowest ${Math.round(run.slowestMs)} ms), ${audit.received} deliveries received, ` +
-        `${audit.missing.length} lost, ${Object.keys(audit.duplicates).length} delivered more than once ${JSON.stringify(audit.duplicates)}, ` +
-        `all delivered after ${Math.round((performance.now() - started) / 1000)} s`,
-    )
-    const warnings = warningsOf(daemons)
-    console.log(`      warnings meanwhile: ${warnings.join('; ')}`)
+    const {audit, warnings} = await reportFailover('cluster failover', receiver, run, started, daemons)
     expect(audit.missing, 'leads whose lead.created never arrived').to.deep.equal([])
     // The fault reached dispatch: enqueues to the killed master failed, and so did the worker's blocked read there.
     expect(warnings.some((warning) => warning.startsWith('redis enqueue failed'))).to.equal(true)
     expect(warnings.some((warning) => warning.startsWith('redis dispatch read failed'))).to.equal(true)
 
     // Dispatch runs through Redis again: new creates go into the stream on the promoted master and its group hands them out.
-    await waitUntil(async () => (await api.request('/readyz')).status === 200, 'the API daemon to be ready again', 20_000)
-    const after: string[] = []
-    for (let i = 0; i < 3; i++) {
-      const created = await postJson(api, tenant, LIST, {contact_name: `After failover ${i}`})
-      expect(created.status).to.equal(201)
-      after.push(created.body.lead.id)
-    }
-    await waitUntil(() => auditDeliveries(receiver, after).missing.length === 0, 'the deliveries after the failover', 15_000)
+    await createAfterFailover(api, tenant, receiver)
     const {master, group, newestEntry} = await streamGroup()
     expect(master.id).to.equal(promoted.id)
     expect(group!['last-delivered-id']).to.equal(newestEntry)

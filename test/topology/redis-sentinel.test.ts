@@ -3,7 +3,7 @@ import {expect} from 'chai'
 import {CONSUMER_GROUP, STREAM_KEY} from '../../src/deliveries/redis-stream-queue.js'
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {auditDeliveries, createDuring, warningsOf} from '../helpers/delivery-audit.js'
+import {auditDeliveries, createAfterFailover, createDuring, reportFailover} from '../helpers/delivery-audit.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
@@ -68,29 +68,14 @@ describe(`Redis Sentinel (master, replica, 3 sentinels, on ${backend.name})`, fu
     expect(run.refusals, 'creates refused during the failover').to.deep.equal([])
     await waitUntil(async () => (await deployment!.masterPort()) === deployment!.replica.port, 'the sentinels to promote the replica', 30_000)
 
-    await waitUntil(() => auditDeliveries(receiver, run.leadIds).missing.length === 0, 'every lead.created of the run', 60_000).catch(() => undefined)
-    const audit = auditDeliveries(receiver, run.leadIds)
-    console.log(
-      `      sentinel failover: ${run.leadIds.length} creates (slowest ${Math.round(run.slowestMs)} ms), ${audit.received} deliveries received, ` +
-        `${audit.missing.length} lost, ${Object.keys(audit.duplicates).length} delivered more than once ${JSON.stringify(audit.duplicates)}, ` +
-        `all delivered after ${Math.round((performance.now() - started) / 1000)} s`,
-    )
-    const warnings = warningsOf(daemons)
-    console.log(`      warnings meanwhile: ${warnings.join('; ')}`)
+    const {audit, warnings} = await reportFailover('sentinel failover', receiver, run, started, daemons)
     expect(audit.missing, 'leads whose lead.created never arrived').to.deep.equal([])
     // The fault reached dispatch: enqueues were held past their timeout. (The worker's reader may
     // not notice: node-redis's sentinel client re-sends its blocked read to the new master.)
     expect(warnings.some((warning) => warning.startsWith('redis enqueue failed'))).to.equal(true)
 
     // Dispatch runs through Redis again: new entries land in the stream on the promoted replica and its group hands them out.
-    await waitUntil(async () => (await api.request('/readyz')).status === 200, 'the API daemon to be ready again', 20_000)
-    const after: string[] = []
-    for (let i = 0; i < 3; i++) {
-      const created = await postJson(api, tenant, LIST, {contact_name: `After failover ${i}`})
-      expect(created.status).to.equal(201)
-      after.push(created.body.lead.id)
-    }
-    await waitUntil(() => auditDeliveries(receiver, after).missing.length === 0, 'the deliveries after the failover', 15_000)
+    await createAfterFailover(api, tenant, receiver)
     const promoted = await streamGroup(deployment!.replica.port)
     expect(promoted.newestEntry).to.not.equal(null)
     expect(promoted.group?.['last-delivered-id']).to.equal(promoted.newestEntry)
