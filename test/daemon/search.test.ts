@@ -4,6 +4,8 @@ import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {LeadSearchIndex} from '../../src/leads/lead-search.js'
+import {SEARCHES_AT_ONCE} from '../../src/leads/leads-service.js'
+import {LeadsStore} from '../../src/leads/leads-store.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 const LEADS = '/api/agents/crm/leads'
@@ -139,6 +141,34 @@ describe('search', function () {
       expect(await walk('search=zed%20odd')).to.deep.equal(idsWhere((_, i) => i % 2 === 1))
       expect(await walk('search=zed&status=won')).to.deep.equal(idsWhere((_, i) => i % 3 === 0))
       expect(await walk('search=zed7')).to.deep.equal(idsWhere((_, i) => i === 7))
+    })
+
+    it(`runs at most ${SEARCHES_AT_ONCE} searches at once, so a burst of broad ones leaves connections to everything else`, async function () {
+      const other = await newTenant(daemon.services, undefined, {roomy: true})
+      await insertLeads(daemon.services, Array.from({length: 200}, (_, i) => leadRecord(other, {contactName: `Common ${i}`})))
+      // Counts how many searches of this customer read at once (a search counts its matches first).
+      let reading = 0
+      let most = 0
+      const count = LeadsStore.prototype.count
+      LeadsStore.prototype.count = async function (this: LeadsStore, customerId, filters) {
+        if (customerId !== other.customer.id) return count.call(this, customerId, filters)
+        most = Math.max(most, ++reading)
+        try {
+          // Long enough that, unheld, all twenty would overlap.
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          return await count.call(this, customerId, filters)
+        } finally {
+          reading--
+        }
+      }
+      try {
+        const answers = await Promise.all(Array.from({length: 20}, () => daemon.request(`${LEADS}?limit=5&search=common`, {token: other.token, customerId: other.customer.id})))
+        expect(answers.map((answer) => answer.status)).to.deep.equal(Array(20).fill(200))
+        expect(answers.every((answer) => answer.body.total === 200 && answer.body.leads.length === 5)).to.equal(true)
+      } finally {
+        LeadsStore.prototype.count = count
+      }
+      expect(most).to.equal(SEARCHES_AT_ONCE)
     })
 
     it('follows renames and merges: old words stop matching, new ones match', async function () {
