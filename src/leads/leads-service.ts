@@ -28,6 +28,8 @@ export const SEARCHES_AT_ONCE = 4
 /** Reading a customer's leads: filters, sorts, keyset cursors and offsets. */
 export class LeadsService {
   private readonly searches: LimitFunction = pLimit(SEARCHES_AT_ONCE)
+  /** Searches being answered, by customer and query: the same search asked again meanwhile shares the answer. */
+  private readonly searchesInFlight = new Map<string, Promise<LeadList>>()
 
   constructor(
     private readonly store: LeadsStore,
@@ -36,8 +38,22 @@ export class LeadsService {
 
   async list(customerId: string, query: ListQuery): Promise<LeadList> {
     if (query.sync) return this.changes(customerId, query)
-    if (query.search !== undefined) return this.searches(() => this.page(customerId, query))
+    if (query.search !== undefined) return this.search(customerId, query)
     return this.page(customerId, query)
+  }
+
+  /**
+   * A search, at most SEARCHES_AT_ONCE at a time; one already being answered for the same customer
+   * and query is shared rather than counted again (a sync job's workers often ask the same first
+   * page at once, and each broad search counts all its matches).
+   */
+  private search(customerId: string, query: ListQuery): Promise<LeadList> {
+    const key = `${customerId} ${JSON.stringify(query)}`
+    const running = this.searchesInFlight.get(key)
+    if (running) return running
+    const answer = this.searches(() => this.page(customerId, query)).finally(() => this.searchesInFlight.delete(key))
+    this.searchesInFlight.set(key, answer)
+    return answer
   }
 
   /** A page of the sorted list, with its filters and search. */

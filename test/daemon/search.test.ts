@@ -143,32 +143,44 @@ describe('search', function () {
       expect(await walk('search=zed7')).to.deep.equal(idsWhere((_, i) => i === 7))
     })
 
-    it(`runs at most ${SEARCHES_AT_ONCE} searches at once, so a burst of broad ones leaves connections to everything else`, async function () {
+    it(`runs at most ${SEARCHES_AT_ONCE} searches at once, and answers the same search asked meanwhile once`, async function () {
       const other = await newTenant(daemon.services, undefined, {roomy: true})
       await insertLeads(daemon.services, Array.from({length: 200}, (_, i) => leadRecord(other, {contactName: `Common ${i}`})))
-      // Counts how many searches of this customer read at once (a search counts its matches first).
+      // Counts how many searches of this customer read at once, and in all (a search counts its matches first).
       let reading = 0
       let most = 0
+      let counted = 0
       const count = LeadsStore.prototype.count
       LeadsStore.prototype.count = async function (this: LeadsStore, customerId, filters) {
         if (customerId !== other.customer.id) return count.call(this, customerId, filters)
+        counted++
         most = Math.max(most, ++reading)
         try {
-          // Long enough that, unheld, all twenty would overlap.
-          await new Promise((resolve) => setTimeout(resolve, 20))
+          // Long enough that, unheld, all twenty would overlap, and the ten same ones all arrive meanwhile.
+          await new Promise((resolve) => setTimeout(resolve, 100))
           return await count.call(this, customerId, filters)
         } finally {
           reading--
         }
       }
+      const search = (query: string) => daemon.request(`${LEADS}?search=common&${query}`, {token: other.token, customerId: other.customer.id})
       try {
-        const answers = await Promise.all(Array.from({length: 20}, () => daemon.request(`${LEADS}?limit=5&search=common`, {token: other.token, customerId: other.customer.id})))
-        expect(answers.map((answer) => answer.status)).to.deep.equal(Array(20).fill(200))
-        expect(answers.every((answer) => answer.body.total === 200 && answer.body.leads.length === 5)).to.equal(true)
+        // Twenty different searches: four at a time.
+        const different = await Promise.all(Array.from({length: 20}, (_, i) => search(`limit=${i + 1}`)))
+        expect(different.map((answer) => answer.status)).to.deep.equal(Array(20).fill(200))
+        expect(different.map((answer) => answer.body.leads.length)).to.deep.equal(Array.from({length: 20}, (_, i) => i + 1))
+        expect(different.every((answer) => answer.body.total === 200)).to.equal(true)
+        expect(most).to.equal(SEARCHES_AT_ONCE)
+
+        // Ten times the same search at once: counted once, the same answer to each.
+        counted = 0
+        const same = await Promise.all(Array.from({length: 10}, () => search('limit=5')))
+        expect(new Set(same.map((answer) => answer.text)).size).to.equal(1)
+        expect(same[0]!.body.total).to.equal(200)
+        expect(counted).to.equal(1)
       } finally {
         LeadsStore.prototype.count = count
       }
-      expect(most).to.equal(SEARCHES_AT_ONCE)
     })
 
     it('follows renames and merges: old words stop matching, new ones match', async function () {
