@@ -130,7 +130,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
-  const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock))
+  const leadsWrite = new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, idempotencyStore, clock)
+  const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock, () => leadsWrite.groupsWritten))
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
   const keys = new KeysService(keysStore, customers, clock)
@@ -143,7 +144,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     keys,
     keyAuthenticator,
     leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
-    leadsWrite: new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, idempotencyStore, clock),
+    leadsWrite,
     leadCounts: new LeadCountsStore(db),
     searchIndex: new LeadSearchIndex(db),
     idempotency: new IdempotencyService(idempotencyStore, clock),

@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {compile, type Read, runRead} from '../db/statements.js'
+import {compile, type Read, runRead, type Statement} from '../db/statements.js'
 import {
   type Customer,
   type CustomFieldDefinition,
@@ -104,6 +104,11 @@ export class CustomersStore {
       statement: compile(this.db('customers').where({id: customerId}).select('setup_version')),
       read: (result) => (result.rows[0] === undefined ? null : Number((result.rows[0] as {setup_version: number | string}).setup_version)),
     }
+  }
+
+  /** A probe (see guardStatement, MySQL) that finds a row when the customer's setup version is no longer `version`. */
+  setupChangedProbe(customerId: string, version: number): Statement {
+    return {sql: 'SELECT 1 FROM `customers` WHERE `id` = ? AND `setup_version` <> ?', bindings: [customerId, version]}
   }
 
   /** Changes the customer's stages or fields and bumps its setup version in one transaction, so no write keeps using the old ones. */

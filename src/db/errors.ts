@@ -18,3 +18,8 @@ export function isNowaitRefusal(error: unknown, elapsedMs: number): boolean {
   const code = (error as {code?: string}).code
   return code === 'ER_LOCK_NOWAIT' || (code === 'ER_LOCK_WAIT_TIMEOUT' && elapsedMs < 1000)
 }
+
+/** True when a guardStatement found an assumption broken (MySQL). */
+export function isGuardRefusal(error: unknown): boolean {
+  return (error as {code?: string}).code === 'ER_SUBQUERY_NO_1_ROW'
+}

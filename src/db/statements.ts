@@ -71,6 +71,18 @@ export function driverResult(answer: unknown): StatementResult {
   return {rows: [], affectedRows: Number(header?.affectedRows ?? header?.changes ?? 0)}
 }
 
+/**
+ * One statement that fails when any probe finds a row: a probe is a SELECT that returns a row
+ * exactly when an assumption a write was built on no longer holds (MySQL only). It fails with
+ * ER_SUBQUERY_NO_1_ROW (a scalar subquery of more than one row; see isGuardRefusal), which stops
+ * the batch it is in before anything after it runs, so a write can send what it assumed, its
+ * checks and its changes with the COMMIT in one round trip.
+ */
+export function guardStatement(probes: readonly Statement[]): Statement {
+  const members = ['SELECT 1', ...probes.map((probe) => `(${probe.sql})`)].join(' UNION ALL ')
+  return {sql: `SELECT (${members}) AS assumptions_hold`, bindings: probes.flatMap((probe) => [...probe.bindings])}
+}
+
 /** A read statement and how to turn its rows into a value. */
 export interface Read<T> {
   readonly statement: Statement

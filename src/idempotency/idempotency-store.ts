@@ -1,6 +1,6 @@
 import {isMysql, type Db} from '../db/knex.js'
 import {isUniqueViolation} from '../db/errors.js'
-import {compile, insertRows, type Statement} from '../db/statements.js'
+import {insertRows, type Statement} from '../db/statements.js'
 
 export interface IdempotencyRecord {
   customerId: string
@@ -39,11 +39,18 @@ export class IdempotencyStore {
    */
   claimStatements(records: readonly IdempotencyRecord[]): Statement[] {
     if (records.length === 0) return []
-    const insert = insertRows(this.db, 'idempotency_keys', records.map(toRow))
-    if (!isMysql(this.db)) return [insert]
-    const held = this.db('idempotency_keys').select('status_code')
-    for (const record of records) held.orWhere(where(record))
-    return [compile(held.forUpdate().noWait()), insert]
+    return [...this.heldRead(records), insertRows(this.db, 'idempotency_keys', records.map(toRow))]
+  }
+
+  /**
+   * Claims keys and stores their responses at once, for a write sent whole in one round trip:
+   * the NOWAIT read as in claimStatements, then the finished records. A key stored already fails
+   * the insert, one still held fails the read, as a claim would.
+   */
+  claimAnsweredStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
+    if (entries.length === 0) return []
+    const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
+    return [...this.heldRead(entries.map((entry) => entry.claim)), insertRows(this.db, 'idempotency_keys', rows)]
   }
 
   /** Stores the responses of claimed keys: one statement that goes out with the write's COMMIT. */
@@ -51,6 +58,21 @@ export class IdempotencyStore {
     if (entries.length === 0) return []
     const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
     return [insertRows(this.db, 'idempotency_keys', rows, {keys: ['customer_id', 'endpoint', 'idempotency_key'], update: ['status_code', 'response_body']})]
+  }
+
+  /**
+   * MySQL: a locking read with NOWAIT that fails at once on a key whose first request is still in
+   * its transaction. Written out: it goes with every create under a key.
+   */
+  private heldRead(records: readonly IdempotencyRecord[]): Statement[] {
+    if (!isMysql(this.db)) return []
+    const each = '(`customer_id` = ? AND `endpoint` = ? AND `idempotency_key` = ?)'
+    return [
+      {
+        sql: `SELECT \`status_code\` FROM \`idempotency_keys\` WHERE ${records.map(() => each).join(' OR ')} FOR UPDATE NOWAIT`,
+        bindings: records.flatMap((record) => [record.customerId, record.endpoint, record.key]),
+      },
+    ]
   }
 
   /** Inserts a finished record on its own (a response no write stored); false when the key is already stored. */

@@ -72,6 +72,15 @@ export function matchCandidates(store: LeadsStore, customerId: string, inputs: r
   }
 }
 
+/**
+ * For writes that assume their inputs are all new people: the locks on the inputs' match keys
+ * (as matchCandidates takes them) and the probes that find a row when the customer has a lead
+ * any of them matches after all (see guardStatement).
+ */
+export function newPeopleChecks(store: LeadsStore, customerId: string, inputs: readonly MatchKeysOf[]): {locks: Statement[]; probes: Statement[]} {
+  return {locks: store.matchKeyLocks(customerId, lockKeys(inputs)), probes: store.matchProbes(customerId, lookupKeys(inputs))}
+}
+
 /** The inputs' match keys as lock names, `e:<email>` and `p:<last 10 digits>`, distinct and sorted (the lock order). */
 function lockKeys(inputs: readonly MatchKeysOf[]): string[] {
   const {emails, phones} = lookupKeys(inputs)

@@ -1,8 +1,9 @@
 import type {Stage} from '../customers/customer-types.js'
 import type {CustomersStore} from '../customers/customers-store.js'
-import type {Db} from '../db/knex.js'
+import {isGuardRefusal, isNowaitRefusal, isUniqueViolation} from '../db/errors.js'
+import {type Db, isMysql} from '../db/knex.js'
 import {GroupCommitter, type Settled} from '../db/group-commit.js'
-import {StatementBatch, type Statement} from '../db/statements.js'
+import {guardStatement, StatementBatch, type Statement} from '../db/statements.js'
 import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
@@ -14,10 +15,10 @@ import {AppError, ValidationError} from '../shared/errors.js'
 import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
 import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
-import {entryOf, findMatch, matchCandidates, type MatchEntry} from './lead-matching.js'
+import {entryOf, findMatch, matchCandidates, type MatchEntry, newPeopleChecks} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore, LeadWithRelations} from './leads-store.js'
-import {SetupCache} from './setup-cache.js'
+import {KeptPerCustomer, SetupCache} from './setup-cache.js'
 
 export const BULK_MAX_ROWS = 500
 
@@ -81,6 +82,33 @@ export const NO_HOOKS: WriteHooks<never> = {}
  */
 const CREATE_GROUPS = {maxInFlight: 1, maxGroup: 64, slowMs: 50}
 
+/** What writeAsNew assumes of a customer: its setup at a version, and its lead.created subscribers. */
+interface KeptForGuess {
+  version: number
+  setup: CustomerSetup
+  subscribers: string[]
+}
+
+/** What a group's creates of one customer are planned with. */
+interface PlannedCustomer {
+  customerId: string
+  members: CreateRequest[]
+  known: CustomerSetup
+  candidates: readonly MatchEntry[]
+  subscribers: string[]
+}
+
+/** A group's creates planned: each outcome, the writes, the responses to store under keys, the deliveries to dispatch. */
+interface CreatePlan {
+  outcomes: Array<Settled<CreateResult>>
+  writes: Statement[]
+  responses: CompletedKey[]
+  deliveryIds: string[]
+  /** The customers of the group with a create that merged into a stored lead. */
+  merging: ReadonlySet<string>
+  beforeCommit: (() => Promise<void>) | undefined
+}
+
 /** A single create waiting for its group. */
 interface CreateRequest {
   customerId: string
@@ -110,6 +138,18 @@ export class LeadsWriteService {
     private readonly setups: SetupCache = new SetupCache(),
   ) {}
 
+  /** The lead.created subscribers each customer's latest checked write read, for writeAsNew's guess. */
+  private readonly subscribers = new KeptPerCustomer<string[]>()
+  /**
+   * Customers whose latest group merged into a stored lead. Their next group is written checked:
+   * a refused guess costs a round trip and a rollback, so a customer pushing mostly people it
+   * has already does not pay it on every create.
+   */
+  private readonly merging = new KeptPerCustomer<boolean>()
+
+  /** How groups of creates were written since start (for the metrics): as new, checked, and guesses refused. */
+  readonly groupsWritten = {asNew: 0, checked: 0, guessRefused: 0}
+
   private readonly creates = new GroupCommitter<CreateRequest, CreateResult>((requests) => this.writeCreates(requests), CREATE_GROUPS)
 
   /**
@@ -121,19 +161,73 @@ export class LeadsWriteService {
   }
 
   /**
-   * Writes a group of creates in one transaction: the reads of all of them in the first batch
-   * (per customer one set of match-key locks and candidates, as a bulk request has), then every
-   * write with the COMMIT. Creates of one person resolve in arrival order, as if sent one by one.
-   * A create refused by its input fails alone (its hooks store the refusal); anything else fails
-   * the group, which GroupCommitter then writes create by create.
+   * Writes a group of creates in one transaction. Once a customer's setup and lead.created
+   * subscribers are kept (after its first write), the group is first written as if every create
+   * were a new person, in one round trip (writeAsNew); when that guess is refused, it is written
+   * again after reading what it needs (writeChecked). A create refused by its input fails alone
+   * (its hooks store the refusal); anything else fails the group, which GroupCommitter then
+   * writes create by create.
    */
   private async writeCreates(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
+    const kept = this.keptForGuess(requests)
+    if (kept) {
+      try {
+        const outcomes = await this.writeAsNew(requests, kept)
+        this.groupsWritten.asNew++
+        return outcomes
+      } catch (error) {
+        if (!isRefusedGuess(error)) throw error
+        this.groupsWritten.guessRefused++
+      }
+    }
+    this.groupsWritten.checked++
+    return this.writeChecked(requests)
+  }
+
+  /**
+   * The guess: no stored lead matches any create of the group, and each customer's setup and
+   * subscribers are as kept. Everything the group writes goes out with its checks and the COMMIT
+   * in one batch: the key claims (with their responses), the match-key locks, then one guard
+   * statement that fails the batch when a check finds otherwise (guardStatement), then the writes.
+   * The locks come before the guard, so a concurrent write of the same person has committed by
+   * the time the guard looks, and is seen.
+   */
+  private async writeAsNew(requests: readonly CreateRequest[], kept: ReadonlyMap<string, KeptForGuess>): Promise<Array<Settled<CreateResult>>> {
     let deliveryIds: string[] = []
+    const outcomes = await inWriteTransaction(this.db, async () => {
+      const locks: Statement[] = []
+      const probes: Statement[] = []
+      const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
+        const {version, setup, subscribers} = kept.get(customerId)!
+        const checks = newPeopleChecks(this.leads, customerId, members.map((member) => member.draft))
+        locks.push(...checks.locks)
+        probes.push(this.customers.setupChangedProbe(customerId, version), this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers), ...checks.probes)
+        return {customerId, members, known: setup, candidates: [], subscribers}
+      })
+      const plan = await this.planCreates(requests, customers)
+      deliveryIds = plan.deliveryIds
+      return {
+        value: plan.outcomes,
+        commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
+        beforeCommit: plan.beforeCommit,
+      }
+    })
+    await this.outbox.dispatch(deliveryIds)
+    return outcomes
+  }
+
+  /**
+   * Reads first, then writes: the reads of all the creates in the first batch (per customer one
+   * set of match-key locks and candidates, as a bulk request has), then every write with the
+   * COMMIT. What it reads of the setup and subscribers is kept for writeAsNew.
+   */
+  private async writeChecked(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
+    let deliveryIds: string[] = []
+    let merging: ReadonlySet<string> = new Set()
     const outcomes = await inWriteTransaction(this.db, async (trx) => {
       const keys = requests.flatMap((request) => (request.hooks.key ? [request.hooks.key] : []))
       const reads = new StatementBatch().add(...this.idempotency.claimStatements(keys.map((key) => key.claim)))
-      // Customers in id order, so two groups lock their match keys in the same order.
-      const customers = [...groupByCustomer(requests)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([customerId, members]) => ({
+      const pending = byCustomerInLockOrder(requests).map(([customerId, members]) => ({
         customerId,
         members,
         setup: this.readSetup(reads, customerId),
@@ -141,57 +235,91 @@ export class LeadsWriteService {
         subscribers: reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED)),
       }))
       await reads.send(trx)
-
-      const settled = new Map<CreateRequest, Settled<CreateResult>>()
-      const leadWrites: Statement[] = []
-      const events: StoredEvent[] = []
-      const deliveries: Array<{event: StoredEvent; webhookIds: string[]}> = []
-      const responses: CompletedKey[] = []
-      const store = (request: CreateRequest, outcome: CreateResult | AppError) => {
-        if (request.hooks.key) responses.push(storedResponse(request.hooks.key, outcome))
+      const customers: PlannedCustomer[] = []
+      for (const customer of pending) {
+        const subscribers = customer.subscribers()
+        this.subscribers.set(customer.customerId, subscribers)
+        customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates: customer.candidates(), subscribers})
       }
-      const now = this.clock.now()
-      for (const customer of customers) {
-        const known = await customer.setup(trx)
-        const leads = customer.candidates()
-        const stored = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
-        const changed = new Map<string, LeadRecord>()
-        for (const request of customer.members) {
-          try {
-            const input = completeLeadInput(request.draft, known)
-            const match = findMatch(leads, input)
-            const record = match ? mergeLead(match.lead, input, now) : newLead(customer.customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
-            if (match) leads[match.position] = entryOf(record)
-            else leads.push(entryOf(record))
-            changed.set(record.id, record)
-            const [lead] = (await this.leads.withRelations(customer.customerId, [record], this.db, known.stages)) as [LeadWithRelations]
-            if (!match) {
-              const event = this.events.event({customerId: customer.customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
-              events.push(event)
-              deliveries.push({event, webhookIds: customer.subscribers()})
-            }
-            const created = {lead, merged: match !== null, unknownCustomFields: input.unknownCustomFields}
-            settled.set(request, {value: created})
-            store(request, created)
-          } catch (error) {
-            if (!(error instanceof AppError) || error.status >= 500) throw error
-            settled.set(request, {error})
-            store(request, error)
-          }
-        }
-        leadWrites.push(...this.leads.writeStatements([...changed.values()], stored))
-      }
-      const outbox = this.outbox.record(deliveries)
-      deliveryIds = outbox.ids
-      const holds = requests.flatMap((request) => (request.hooks.beforeCommit ? [request.hooks.beforeCommit] : []))
-      return {
-        value: requests.map((request) => settled.get(request)!),
-        commitWith: [...leadWrites, ...this.events.insertStatements(events), ...outbox.statements, ...this.idempotency.completeStatements(responses)],
-        beforeCommit: holds.length === 0 ? undefined : async () => void (await Promise.all(holds.map((hold) => hold()))),
-      }
+      const plan = await this.planCreates(requests, customers)
+      deliveryIds = plan.deliveryIds
+      merging = plan.merging
+      return {value: plan.outcomes, commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
     })
+    for (const customerId of new Set(requests.map((request) => request.customerId))) this.merging.set(customerId, merging.has(customerId))
     await this.outbox.dispatch(deliveryIds)
     return outcomes
+  }
+
+  /**
+   * Each create's outcome and the group's writes, given each customer's setup, the stored leads
+   * its creates could match (oldest first) and its subscribers. Creates of one person resolve in
+   * arrival order, as if sent one by one.
+   */
+  private async planCreates(requests: readonly CreateRequest[], customers: readonly PlannedCustomer[]): Promise<CreatePlan> {
+    const settled = new Map<CreateRequest, Settled<CreateResult>>()
+    const leadWrites: Statement[] = []
+    const events: StoredEvent[] = []
+    const deliveries: Array<{event: StoredEvent; webhookIds: string[]}> = []
+    const responses: CompletedKey[] = []
+    const store = (request: CreateRequest, outcome: CreateResult | AppError) => {
+      if (request.hooks.key) responses.push(storedResponse(request.hooks.key, outcome))
+    }
+    const now = this.clock.now()
+    const merging = new Set<string>()
+    for (const {customerId, members, known, candidates, subscribers} of customers) {
+      const leads = [...candidates]
+      const stored = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
+      const changed = new Map<string, LeadRecord>()
+      for (const request of members) {
+        try {
+          const input = completeLeadInput(request.draft, known)
+          const match = findMatch(leads, input)
+          if (match && stored.has(match.lead.id)) merging.add(customerId)
+          const record = match ? mergeLead(match.lead, input, now) : newLead(customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
+          if (match) leads[match.position] = entryOf(record)
+          else leads.push(entryOf(record))
+          changed.set(record.id, record)
+          const [lead] = (await this.leads.withRelations(customerId, [record], this.db, known.stages)) as [LeadWithRelations]
+          if (!match) {
+            const event = this.events.event({customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
+            events.push(event)
+            deliveries.push({event, webhookIds: subscribers})
+          }
+          const created = {lead, merged: match !== null, unknownCustomFields: input.unknownCustomFields}
+          settled.set(request, {value: created})
+          store(request, created)
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status >= 500) throw error
+          settled.set(request, {error})
+          store(request, error)
+        }
+      }
+      leadWrites.push(...this.leads.writeStatements([...changed.values()], stored))
+    }
+    const outbox = this.outbox.record(deliveries)
+    const holds = requests.flatMap((request) => (request.hooks.beforeCommit ? [request.hooks.beforeCommit] : []))
+    return {
+      outcomes: requests.map((request) => settled.get(request)!),
+      writes: [...leadWrites, ...this.events.insertStatements(events), ...outbox.statements],
+      responses,
+      deliveryIds: outbox.ids,
+      merging,
+      beforeCommit: holds.length === 0 ? undefined : async () => void (await Promise.all(holds.map((hold) => hold()))),
+    }
+  }
+
+  /** What writeAsNew needs kept for every customer of the group (MySQL only), or null. */
+  private keptForGuess(requests: readonly CreateRequest[]): Map<string, KeptForGuess> | null {
+    if (!isMysql(this.db)) return null
+    const kept = new Map<string, KeptForGuess>()
+    for (const {customerId} of requests) {
+      const setup = this.setups.get(customerId)
+      const subscribers = this.subscribers.get(customerId)
+      if (!setup || !subscribers || this.merging.get(customerId)) return null
+      kept.set(customerId, {...setup, subscribers})
+    }
+    return kept
   }
 
   /** Creates, merges or skips up to 500 rows in a few statements; rows fail independently; no events. */
@@ -241,7 +369,7 @@ export class LeadsWriteService {
       const definitions = fresh ?? this.readDefinitions(new StatementBatch(), customerId)
       if (!fresh) await definitions.batch.send(trx)
       setup = customerSetup(definitions.stages(), definitions.fields())
-      this.setups.set(customerId, current, setup)
+      this.setups.set(customerId, {version: current, setup})
       return setup
     }
   }
@@ -285,10 +413,16 @@ function storedResponse<R>(key: NonNullable<WriteHooks<R>['key']>, outcome: R | 
   return {claim: key.claim, statusCode, responseBody: body}
 }
 
-function groupByCustomer(requests: readonly CreateRequest[]): Map<string, CreateRequest[]> {
+/** The group's creates per customer, customers in id order, so two groups lock their match keys in the same order. */
+function byCustomerInLockOrder(requests: readonly CreateRequest[]): Array<[string, CreateRequest[]]> {
   const byCustomer = new Map<string, CreateRequest[]>()
   for (const request of requests) byCustomer.set(request.customerId, [...(byCustomer.get(request.customerId) ?? []), request])
-  return byCustomer
+  return [...byCustomer].sort(([a], [b]) => (a < b ? -1 : 1))
+}
+
+/** A guess refused: the guard found an assumption broken, or a key claim was refused (writeChecked then tells which). */
+function isRefusedGuess(error: unknown): boolean {
+  return isGuardRefusal(error) || isUniqueViolation(error) || isNowaitRefusal(error, 0)
 }
 
 function firstStageId(stages: readonly Stage[]): string {

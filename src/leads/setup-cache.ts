@@ -1,7 +1,22 @@
 import type {CustomerSetup} from './lead-input.js'
 
-/** Customers whose setup is kept at most; the least recently stored goes first. */
+/** Customers whose values are kept at most; the least recently stored goes first. */
 const CAPACITY = 10_000
+
+/** Something kept per recently active customer, at most CAPACITY of them. */
+export class KeptPerCustomer<V> {
+  private readonly entries = new Map<string, V>()
+
+  get(customerId: string): V | undefined {
+    return this.entries.get(customerId)
+  }
+
+  set(customerId: string, value: V): void {
+    this.entries.delete(customerId)
+    this.entries.set(customerId, value)
+    if (this.entries.size > CAPACITY) this.entries.delete(this.entries.keys().next().value as string)
+  }
+}
 
 /**
  * The stages and custom-field definitions of recently active customers, each with the setup
@@ -10,16 +25,4 @@ const CAPACITY = 10_000
  * push does not read the same definitions on every request, and no daemon uses definitions
  * another process changed.
  */
-export class SetupCache {
-  private readonly entries = new Map<string, {version: number; setup: CustomerSetup}>()
-
-  get(customerId: string): {version: number; setup: CustomerSetup} | undefined {
-    return this.entries.get(customerId)
-  }
-
-  set(customerId: string, version: number, setup: CustomerSetup): void {
-    this.entries.delete(customerId)
-    this.entries.set(customerId, {version, setup})
-    if (this.entries.size > CAPACITY) this.entries.delete(this.entries.keys().next().value as string)
-  }
-}
+export class SetupCache extends KeptPerCustomer<{version: number; setup: CustomerSetup}> {}

@@ -6,6 +6,13 @@ import type {DeliveriesStore} from '../deliveries/deliveries-store.js'
 import type {Clock} from '../shared/clock.js'
 import {memoryAfterMajorGc} from './memory-after-gc.js'
 
+/** How groups of single creates were written (LeadsWriteService.groupsWritten). */
+export interface CreateGroupCounts {
+  asNew: number
+  checked: number
+  guessRefused: number
+}
+
 /**
  * The daemon's Prometheus metrics, in a registry of its own (so tests and several daemons in one
  * process do not share counters). The delivery backlog gauges read the database when scraped.
@@ -17,7 +24,7 @@ export class Metrics {
   readonly deliveries: Counter<'outcome'>
   readonly rateLimited: Counter<'bucket'>
 
-  constructor(deliveriesStore: DeliveriesStore, clock: Clock) {
+  constructor(deliveriesStore: DeliveriesStore, clock: Clock, createGroups: () => CreateGroupCounts = () => ({asNew: 0, checked: 0, guessRefused: 0})) {
     // Required here, not imported: only a daemon builds its metrics (see services.ts), and prom-client
     // cost every operator command 40 ms of start-up.
     const {Counter, Gauge, Histogram, Registry} = createRequire(import.meta.url)('prom-client') as typeof import('prom-client')
@@ -33,6 +40,19 @@ export class Metrics {
     })
     this.deliveries = new Counter({name: 'leads_webhook_deliveries_total', help: 'Finished webhook deliveries by outcome', labelNames: ['outcome'], registers})
     this.rateLimited = new Counter({name: 'leads_rate_limited_total', help: 'Requests refused with 429, by bucket', labelNames: ['bucket'], registers})
+    new Counter({
+      name: 'leads_create_groups_total',
+      help: 'Groups of single creates written: as_new (one round trip, guessing all new people), checked (read first), guess_refused (guessed, then written checked)',
+      labelNames: ['way'],
+      registers,
+      collect() {
+        const counts = createGroups()
+        this.reset()
+        this.inc({way: 'as_new'}, counts.asNew)
+        this.inc({way: 'checked'}, counts.checked)
+        this.inc({way: 'guess_refused'}, counts.guessRefused)
+      },
+    })
     let backlog: Promise<{pending: number; oldestCreatedAt: number | null}> | null = null
     // Both gauges come from one query per scrape.
     const readBacklog = () => (backlog ??= deliveriesStore.backlog().finally(() => setTimeout(() => (backlog = null), 0)))

@@ -88,6 +88,19 @@ export class WebhooksStore {
     }
   }
 
+  /**
+   * A probe (see guardStatement, MySQL) that finds a row when the customer's active subscribers to
+   * `eventType` are no longer exactly `ids` (as subscribersRead read them).
+   */
+  subscribersChangedProbe(customerId: string, eventType: EventType, ids: readonly string[]): Statement {
+    // Written out: it goes with every guessed create (MySQL only), and knex's builder costs more than the statement.
+    const changed = ids.length === 0 ? 'COUNT(*) > 0' : `COUNT(*) <> ? OR SUM(\`id\` NOT IN (${ids.map(() => '?').join(', ')})) > 0`
+    return {
+      sql: `SELECT 1 FROM \`webhooks\` WHERE \`customer_id\` = ? AND \`is_active\` = TRUE AND FIND_IN_SET(?, \`event_types\`) > 0 HAVING ${changed}`,
+      bindings: [customerId, eventType, ...(ids.length === 0 ? [] : [ids.length, ...ids])],
+    }
+  }
+
   async update(customerId: string, id: string, changes: WebhookChanges): Promise<void> {
     const row: Record<string, unknown> = {updated_at: changes.updatedAt}
     if (changes.url !== undefined) row['url'] = changes.url
