@@ -31,10 +31,10 @@ export interface WriteOutcome<T> {
  * picks it as a deadlock victim, so `work` must have no side effects outside the transaction.
  *
  * On MySQL the transaction costs no round trips of its own: START TRANSACTION goes out with the
- * first batch and COMMIT with the statements of `commitWith`, so a create is two round trips
- * (what it must read, then everything it writes). A failed batch stops at the failing statement;
- * the transaction is then rolled back. On SQLite (in-process, no round trips) the statements run
- * one by one in an ordinary transaction.
+ * first batch and COMMIT with the statements of `commitWith`, so a write is two round trips
+ * (what it must read, then everything it writes), or one when it reads nothing first. A failed
+ * batch stops at the failing statement; the transaction is then rolled back. On SQLite
+ * (in-process, no round trips) the statements run one by one in an ordinary transaction.
  */
 export async function inWriteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

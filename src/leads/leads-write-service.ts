@@ -121,10 +121,11 @@ interface CreateRequest {
  * Writers lock the match keys of their rows first, so concurrent pushes of one person end as
  * one lead on either backend.
  *
- * A write is two round trips on MySQL (write-transaction.ts): first what it must read (the
- * caller's claim, the match-key locks, the leads they match, the customer's setup version, and
- * for a create the webhooks to notify), then everything it writes, with the COMMIT. The
+ * A checked write is two round trips on MySQL (write-transaction.ts): first what it must read
+ * (the caller's claim, the match-key locks, the leads they match, the customer's setup version,
+ * and for a create the webhooks to notify), then everything it writes, with the COMMIT. The
  * customer's stages and fields are read only when the version says they changed (SetupCache).
+ * Single creates of new people are usually one round trip (writeAsNew).
  */
 export class LeadsWriteService {
   constructor(
@@ -190,7 +191,8 @@ export class LeadsWriteService {
    * in one batch: the key claims (with their responses), the match-key locks, then one guard
    * statement that fails the batch when a check finds otherwise (guardStatement), then the writes.
    * The locks come before the guard, so a concurrent write of the same person has committed by
-   * the time the guard looks, and is seen.
+   * the time the guard looks, and is seen. The claims come before the locks: a key still held by
+   * its first request (which holds that person's locks too) must be refused at once, not waited on.
    */
   private async writeAsNew(requests: readonly CreateRequest[], kept: ReadonlyMap<string, KeptForGuess>): Promise<Array<Settled<CreateResult>>> {
     let deliveryIds: string[] = []

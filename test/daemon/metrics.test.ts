@@ -21,7 +21,7 @@ describe('GET /metrics', function () {
     }
   })
 
-  it('exposes request counts and latency by route, deliveries by outcome, the queue and rate-limit refusals', async function () {
+  it('exposes request counts and latency by route, deliveries by outcome, the queue, rate-limit refusals and how creates were written', async function () {
     const receiver = await new Receiver().start()
     const daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0, worker: {baseDelayMs: 5, maxDelayMs: 10}}, {LEADS_METRICS: '1', LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
     try {
@@ -46,6 +46,9 @@ describe('GET /metrics', function () {
       expect(text).to.match(/leads_http_request_duration_seconds_bucket\{le="0\.1",method="POST",route="\/api\/agents\/crm\/leads",status="201"\} 1/)
       expect(text).to.include('leads_webhook_deliveries_total{outcome="succeeded"} 1')
       expect(text).to.include('leads_rate_limited_total{bucket="default"} 1')
+      // One create on SQLite, which always reads before it writes (MySQL's guesses: create-guess.test.ts).
+      expect(text).to.include('leads_create_groups_total{way="checked"} 1')
+      expect(text).to.include('leads_create_groups_total{way="as_new"} 0')
       expect(text).to.match(/leads_webhook_queue_depth \d+/)
       expect(text).to.match(/leads_webhook_oldest_pending_age_seconds [\d.]+/)
       expect(text).not.to.include(tenant.token)
