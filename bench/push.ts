@@ -14,6 +14,7 @@ import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {spawnDaemon} from './daemon-process.js'
+import {cpuTimes, stealReport} from './host-steal.js'
 import {LoadConnection, type LoadResponse} from './http-load.js'
 import {type FloorFigures, measureBulkFloor, measureFloor, median, p99, type Percentiles} from './push-floor.js'
 
@@ -125,11 +126,13 @@ const results: Array<[string, Figures]> = []
 // InnoDB work behind (purge, page flushing) that slows what runs next, so the API is compared
 // with the faster of the two, never with a floor its own run depressed.
 const floors: FloorFigures[] = []
+const cpuAtStart = cpuTimes()
 for (const [label, env] of backends) {
   if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY))
   results.push([label, await measure(label, env)])
   if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY))
 }
+const cpuAtEnd = cpuTimes()
 fs.rmSync(dir, {recursive: true, force: true})
 
 const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor'>, string]> = [
@@ -163,3 +166,4 @@ if (mysqlUrl) {
   console.log(`API against the faster floor: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
   console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2 (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`)
 }
+console.log(stealReport(cpuAtStart, cpuAtEnd))

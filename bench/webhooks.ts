@@ -15,6 +15,7 @@ import {fileURLToPath} from 'node:url'
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
+import {cpuTimes, stealReport} from './host-steal.js'
 
 const LATENCY_SAMPLES = 500
 const BACKLOG = 10_000
@@ -61,6 +62,7 @@ function post(url: string, headers: Record<string, string>, body: unknown): Prom
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!
 
 // (1) Latency, one daemon doing both roles.
+const cpuAtStart = cpuTimes()
 const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, requireCurrentSchema: false})
 const customer = await daemon.services.customers.create({name: 'bench webhooks'})
 const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
@@ -126,6 +128,7 @@ await Promise.all(
   }),
 )
 const bareSeconds = (performance.now() - bareStarted) / 1000
+const cpuAtEnd = cpuTimes()
 bareAgent.destroy()
 receiver.close()
 agent.destroy()
@@ -135,3 +138,4 @@ console.log(`201 -> first attempt arrives (${LATENCY_SAMPLES} sequential creates
 console.log(`  p50 ${pct(latencies, 0.5).toFixed(1)} ms   p99 ${pct(latencies, 0.99).toFixed(1)} ms   max ${pct(latencies, 1).toFixed(1)} ms   (bars: p50 < 20, p99 < 100)`)
 console.log(`one worker process draining ${BACKLOG} deliveries: ${seconds.toFixed(2)} s, ${(delivered / seconds).toFixed(0)} deliveries/s (bar: >= 1000), process start included`)
 console.log(`bare keep-alive HTTPS client, ${BACKLOG} posts to the same receiver, 64 at once: ${bareSeconds.toFixed(2)} s, ${(BACKLOG / bareSeconds).toFixed(0)} posts/s; worker/bare ${((100 * delivered) / seconds / (BACKLOG / bareSeconds)).toFixed(0)}%`)
+console.log(stealReport(cpuAtStart, cpuAtEnd))
