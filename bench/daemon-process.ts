@@ -26,12 +26,15 @@ export async function freePort(): Promise<number> {
   })
 }
 
-/** Starts `leads daemon --role <role>` with `env` (on `port`, else a free one) and waits until /healthz answers. */
-export async function spawnDaemon(env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all', port?: number): Promise<DaemonProcess> {
+/**
+ * Starts `leads daemon --role <role>` with `env` (on `port`, else a free one) and waits until
+ * /healthz answers; `root` is the checkout whose build runs (this one by default).
+ */
+export async function spawnDaemon(env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all', port?: number, root: string = ROOT): Promise<DaemonProcess> {
   port ??= await freePort()
   const profileDir = process.env['LEADS_BENCH_PROFILE']
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/run.js'), 'daemon', '--role', role], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin/run.js'), 'daemon', '--role', role], {
     env: {...process.env, LEADS_LOG_LEVEL: 'silent', ...env, LEADS_HOST: '127.0.0.1', LEADS_PORT: String(port)},
     stdio: ['ignore', 'ignore', 'inherit'],
   })

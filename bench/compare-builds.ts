@@ -1,0 +1,102 @@
+/**
+ * Two builds of the daemon against each other in one run, for a change whose effect is smaller
+ * than the machine's own swings: on this shared VM the same build's c=16 rate moves by a third
+ * from one minute to the next, with the floors. Both daemons run at once (each its own process,
+ * role api, one MariaDB + Redis); single creates alternate between them one by one, and bursts
+ * of concurrent creates alternate build by build, so both see the same machine.
+ *
+ * Run (each checkout built, e.g. a `git worktree` of the commit before a change):
+ *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
+ *     node dist/bench/compare-builds.js <checkout A> <checkout B>
+ */
+import {randomUUID} from 'node:crypto'
+import path from 'node:path'
+
+import {loadConfig} from '../src/config/config.js'
+import {createLogger} from '../src/log/logger.js'
+import {createServices} from '../src/services.js'
+import {type DaemonProcess, spawnDaemon} from './daemon-process.js'
+import {cpuTimes, stealReport} from './host-steal.js'
+import {LoadConnection} from './http-load.js'
+import {median, p99} from './push-floor.js'
+
+const SEQUENTIAL = 1000
+const ROUNDS = 6
+const BURST = 1500
+const CONCURRENCY = 16
+
+const roots = process.argv.slice(2).map((root) => path.resolve(root))
+const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
+if (roots.length !== 2 || !mysqlUrl) {
+  console.error('usage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/compare-builds.js <checkout A> <checkout B>')
+  process.exit(2)
+}
+const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
+const env = {LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_DATABASE_URL: mysqlUrl, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}
+
+// The operator's part (schema, customer, key) runs here, with this checkout's code.
+const services = await createServices(loadConfig(env), {logger: createLogger('silent'), autoMigrate: true})
+const customer = await services.customers.create({name: 'bench compare'})
+const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+await services.close()
+
+interface Build {
+  root: string
+  daemon: DaemonProcess
+  connections: LoadConnection[]
+  sequential: number[]
+  rates: number[]
+}
+const builds: Build[] = []
+for (const root of roots) {
+  const daemon = await spawnDaemon(env, 'api', undefined, root)
+  const connections = await Promise.all(Array.from({length: CONCURRENCY}, () => LoadConnection.open(daemon.url)))
+  builds.push({root, daemon, connections, sequential: [], rates: []})
+}
+
+const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
+const run = randomUUID().slice(0, 8)
+let next = 0
+/** One create of a new person; its time in ms. */
+async function create(connection: LoadConnection): Promise<number> {
+  const i = next++
+  const body = JSON.stringify({contact_name: `Compare ${run} ${i}`, contact_email: `compare-${run}-${i}@example.org`, contact_phone: `555-${String(i).padStart(7, '0')}`})
+  const started = performance.now()
+  const response = await connection.post('/api/agents/crm/leads', {...headers, 'idempotency-key': randomUUID()}, body)
+  if (response.status !== 201) throw new Error(`expected 201, got ${response.status}: ${response.text.slice(0, 300)}`)
+  return performance.now() - started
+}
+
+const cpuAtStart = cpuTimes()
+try {
+  for (const build of builds) for (let i = 0; i < 200; i++) await create(build.connections[0]!)
+  for (let i = 0; i < SEQUENTIAL * builds.length; i++) {
+    const build = builds[i % builds.length]!
+    build.sequential.push(await create(build.connections[0]!))
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of builds) {
+      let left = BURST
+      const started = performance.now()
+      await Promise.all(build.connections.map(async (connection) => {
+        while (left-- > 0) await create(connection)
+      }))
+      build.rates.push(BURST / ((performance.now() - started) / 1000))
+    }
+  }
+} finally {
+  for (const build of builds) {
+    for (const connection of build.connections) connection.close()
+    await build.daemon.stop()
+  }
+}
+const cpuAtEnd = cpuTimes()
+
+console.log(`Single creates through two builds at once (role api, MariaDB${redisUrl ? ' + Redis' : ''}): ${SEQUENTIAL} sequential each, alternating; ${ROUNDS} bursts of ${BURST} at c=${CONCURRENCY} each, alternating`)
+for (const build of builds) {
+  console.log(`${build.root}`)
+  console.log(`  c=1 median ${median(build.sequential).toFixed(2)} ms, p99 ${p99(build.sequential).toFixed(2)} ms; c=${CONCURRENCY} ${build.rates.map((rate) => rate.toFixed(0)).join(' / ')} creates/s, median ${median(build.rates).toFixed(0)}`)
+}
+const [a, b] = builds as [Build, Build]
+console.log(`B against A: c=1 median ${((100 * median(b.sequential)) / median(a.sequential) - 100).toFixed(0)}%, c=${CONCURRENCY} median rate ${((100 * median(b.rates)) / median(a.rates) - 100).toFixed(0)}%`)
+console.log(stealReport(cpuAtStart, cpuAtEnd))
