@@ -36,6 +36,20 @@ describe('GroupCommitter', function () {
     expect(await Promise.all(rest)).to.deep.equal([20, 30, 40])
   })
 
+  it('starts the next group before it answers the items of the group that finished', async function () {
+    const writer = recordingWriter()
+    const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
+    const order: string[] = []
+    const first = committer.submit(1).then(() => order.push('first answered'))
+    void committer.submit(2)
+    writer.finish[0]!()
+    // The next group is handed to the database while the first group's answers wait their turn.
+    await new Promise((resolve) => setImmediate(resolve))
+    order.push(writer.groups.length === 2 ? 'next group started' : 'next group not started')
+    await first
+    expect(order).to.deep.equal(['next group started', 'first answered'])
+  })
+
   it('settles each item on its own: one refused item fails alone', async function () {
     const writer = recordingWriter()
     const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
