@@ -24,6 +24,14 @@ export interface WriteOutcome<T> {
   commitWith: readonly Statement[]
   /** Runs after commitWith is sent and before COMMIT (an extra round trip): tests hold a transaction open with it. */
   beforeCommit?: () => Promise<void>
+  /**
+   * When a statement of commitWith is refused with an error this accepts, the transaction goes on:
+   * a refused statement stops its batch (nothing after it runs, the COMMIT included) but keeps
+   * the transaction and what ran before it, and the outcome this returns takes over, as if the
+   * work had returned it. Undefined: the error stands and the transaction is rolled back. Not
+   * with statements sent ahead.
+   */
+  orElse?: (error: unknown) => Promise<WriteOutcome<T>> | undefined
 }
 
 /**
@@ -51,10 +59,18 @@ async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Pro
   return db.transaction(async (trx) => {
     // In-process and one statement at a time: what is sent ahead simply runs first.
     const ahead: Statement[] = []
-    const {value, commitWith, beforeCommit} = await work({send: (statements) => runEach(trx, statements), sendAhead: (statements) => void ahead.push(...statements)})
-    await runEach(trx, [...ahead, ...commitWith])
-    await beforeCommit?.()
-    return value
+    let outcome = await work({send: (statements) => runEach(trx, statements), sendAhead: (statements) => void ahead.push(...statements)})
+    for (;;) {
+      try {
+        await runEach(trx, [...ahead.splice(0), ...outcome.commitWith])
+        await outcome.beforeCommit?.()
+        return outcome.value
+      } catch (error) {
+        const next = outcome.orElse?.(error)
+        if (!next) throw error
+        outcome = await next
+      }
+    }
   })
 }
 
@@ -73,22 +89,33 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
   }
   // Batches sent ahead, each already caught so a failure waits for the commit to report it.
   const ahead: Array<Promise<unknown>> = []
-  try {
-    const sendAhead = (statements: readonly Statement[]) => {
-      if (statements.length > 0) ahead.push(send(statements).then(() => undefined, (error: unknown) => ({failed: error})))
-    }
-    const {value, commitWith, beforeCommit} = await work({send: (statements) => send(statements), sendAhead})
+  const commit = async ({commitWith, beforeCommit}: WriteOutcome<T>) => {
     if (beforeCommit || ahead.length > 0) {
       // The COMMIT goes alone, once everything sent ahead is known to have succeeded.
       const rest = send(commitWith)
       // Reported by `await rest` below, or moot when something sent ahead failed first.
       rest.catch(() => undefined)
-      for (const outcome of await Promise.all(ahead)) if (outcome) throw (outcome as {failed: unknown}).failed
+      for (const result of await Promise.all(ahead)) if (result) throw (result as {failed: unknown}).failed
       await rest
       await beforeCommit?.()
       await send([], true)
     } else await send(commitWith, true)
-    return value
+  }
+  try {
+    const sendAhead = (statements: readonly Statement[]) => {
+      if (statements.length > 0) ahead.push(send(statements).then(() => undefined, (error: unknown) => ({failed: error})))
+    }
+    let outcome = await work({send: (statements) => send(statements), sendAhead})
+    for (;;) {
+      try {
+        await commit(outcome)
+        return outcome.value
+      } catch (error) {
+        const next = ahead.length === 0 ? outcome.orElse?.(error) : undefined
+        if (!next) throw error
+        outcome = await next
+      }
+    }
   } catch (error) {
     // A broken connection fails the rollback too; the pool then discards it (knex validates on acquire).
     if (begun) await sendBatch(db, [ROLLBACK], connection).catch(() => undefined)

@@ -4,7 +4,7 @@ import {isGuardRefusal, isNowaitRefusal, isUniqueViolation} from '../db/errors.j
 import {type Db, isMysql} from '../db/knex.js'
 import {GroupCommitter, type Settled} from '../db/group-commit.js'
 import {guardStatement, StatementBatch, type Statement} from '../db/statements.js'
-import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
+import {inWriteTransaction, type WriteOutcome, type WriteTransaction} from '../db/write-transaction.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import type {IdempotencyRecord, IdempotencyStore} from '../idempotency/idempotency-store.js'
@@ -82,7 +82,7 @@ export const NO_HOOKS: WriteHooks<never> = {}
  */
 const CREATE_GROUPS = {maxInFlight: 1, maxGroup: 64, slowMs: 50}
 
-/** What writeAsNew assumes of a customer: its setup at a version, and its lead.created subscribers. */
+/** What asNew assumes of a customer: its setup at a version, and its lead.created subscribers. */
 interface KeptForGuess {
   version: number
   setup: CustomerSetup
@@ -109,6 +109,14 @@ interface CreatePlan {
   beforeCommit: (() => Promise<void>) | undefined
 }
 
+/** A group of creates written: how, and what the caller needs of its plan once it committed. */
+interface WrittenGroup {
+  way: 'asNew' | 'checked' | 'guessRefused'
+  outcomes: Array<Settled<CreateResult>>
+  deliveryIds: string[]
+  merging: ReadonlySet<string>
+}
+
 /** A single create waiting for its group. */
 interface CreateRequest {
   customerId: string
@@ -125,7 +133,7 @@ interface CreateRequest {
  * (the caller's claim, the match-key locks, the leads they match, the customer's setup version,
  * and for a create the webhooks to notify), then everything it writes, with the COMMIT. The
  * customer's stages and fields are read only when the version says they changed (SetupCache).
- * Single creates of new people are usually one round trip (writeAsNew).
+ * Single creates of new people are usually one round trip (asNew).
  */
 export class LeadsWriteService {
   constructor(
@@ -139,7 +147,7 @@ export class LeadsWriteService {
     private readonly setups: SetupCache = new SetupCache(),
   ) {}
 
-  /** The lead.created subscribers each customer's latest checked write read, for writeAsNew's guess. */
+  /** The lead.created subscribers each customer's latest checked write read, for the guess of asNew. */
   private readonly subscribers = new KeptPerCustomer<string[]>()
   /**
    * Customers whose latest group merged into a stored lead. Their next group is written checked:
@@ -164,25 +172,26 @@ export class LeadsWriteService {
   /**
    * Writes a group of creates in one transaction. Once a customer's setup and lead.created
    * subscribers are kept (after its first write), the group is first written as if every create
-   * were a new person, in one round trip (writeAsNew); when that guess is refused, it is written
-   * again after reading what it needs (writeChecked). A create refused by its input fails alone
-   * (its hooks store the refusal); anything else fails the group, which GroupCommitter then
+   * were a new person, in one round trip (asNew); when the guard refuses that guess, the same
+   * transaction goes on checked (checked, without claiming the keys again). A guess refused for
+   * its Idempotency-Keys (one stored, or still held by its first request) is rolled back and the
+   * group written checked from the start, which tells which. A create refused by its input fails
+   * alone (its hooks store the refusal); anything else fails the group, which GroupCommitter then
    * writes create by create.
    */
   private async writeCreates(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
     const kept = this.keptForGuess(requests)
-    if (kept) {
-      try {
-        const outcomes = await this.writeAsNew(requests, kept)
-        this.groupsWritten.asNew++
-        return outcomes
-      } catch (error) {
-        if (!isRefusedGuess(error)) throw error
-        this.groupsWritten.guessRefused++
-      }
+    let written: WrittenGroup
+    try {
+      written = await inWriteTransaction(this.db, (trx) => (kept ? this.asNew(trx, requests, kept) : this.checked(trx, requests, 'checked', true)))
+    } catch (error) {
+      if (!kept || !isRefusedGuess(error)) throw error
+      written = await inWriteTransaction(this.db, (trx) => this.checked(trx, requests, 'guessRefused', true))
     }
-    this.groupsWritten.checked++
-    return this.writeChecked(requests)
+    this.groupsWritten[written.way]++
+    for (const customerId of new Set(requests.map((request) => request.customerId))) this.merging.set(customerId, written.merging.has(customerId))
+    await this.outbox.dispatch(written.deliveryIds)
+    return written.outcomes
   }
 
   /**
@@ -194,63 +203,51 @@ export class LeadsWriteService {
    * the time the guard looks, and is seen. The claims come before the locks: a key still held by
    * its first request (which holds that person's locks too) must be refused at once, not waited on.
    */
-  private async writeAsNew(requests: readonly CreateRequest[], kept: ReadonlyMap<string, KeptForGuess>): Promise<Array<Settled<CreateResult>>> {
-    let deliveryIds: string[] = []
-    const outcomes = await inWriteTransaction(this.db, async () => {
-      const locks: Statement[] = []
-      const probes: Statement[] = []
-      const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
-        const {version, setup, subscribers} = kept.get(customerId)!
-        const checks = newPeopleChecks(this.leads, customerId, members.map((member) => member.draft))
-        locks.push(...checks.locks)
-        probes.push(this.customers.setupChangedProbe(customerId, version), this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers), ...checks.probes)
-        return {customerId, members, known: setup, candidates: [], subscribers}
-      })
-      const plan = await this.planCreates(requests, customers)
-      deliveryIds = plan.deliveryIds
-      return {
-        value: plan.outcomes,
-        commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
-        beforeCommit: plan.beforeCommit,
-      }
+  private async asNew(trx: WriteTransaction, requests: readonly CreateRequest[], kept: ReadonlyMap<string, KeptForGuess>): Promise<WriteOutcome<WrittenGroup>> {
+    const locks: Statement[] = []
+    const probes: Statement[] = []
+    const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
+      const {version, setup, subscribers} = kept.get(customerId)!
+      const checks = newPeopleChecks(this.leads, customerId, members.map((member) => member.draft))
+      locks.push(...checks.locks)
+      probes.push(this.customers.setupChangedProbe(customerId, version), this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers), ...checks.probes)
+      return {customerId, members, known: setup, candidates: [], subscribers}
     })
-    await this.outbox.dispatch(deliveryIds)
-    return outcomes
+    const plan = await this.planCreates(requests, customers)
+    return {
+      value: {...plan, way: 'asNew'},
+      commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
+      beforeCommit: plan.beforeCommit,
+      // The claims and locks before the guard hold: the keys are claimed (with the guessed responses, overwritten below).
+      orElse: (error) => (isGuardRefusal(error) ? this.checked(trx, requests, 'guessRefused', false) : undefined),
+    }
   }
 
   /**
-   * Reads first, then writes: the reads of all the creates in the first batch (per customer one
-   * set of match-key locks and candidates, as a bulk request has), then every write with the
-   * COMMIT. What it reads of the setup and subscribers is kept for writeAsNew.
+   * Reads first, then writes: the reads of all the creates in the first batch (their keys'
+   * claims unless the transaction holds them already, per customer one set of match-key locks
+   * and candidates, as a bulk request has), then every write with the COMMIT. What it reads of
+   * the setup and subscribers is kept for asNew.
    */
-  private async writeChecked(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
-    let deliveryIds: string[] = []
-    let merging: ReadonlySet<string> = new Set()
-    const outcomes = await inWriteTransaction(this.db, async (trx) => {
-      const keys = requests.flatMap((request) => (request.hooks.key ? [request.hooks.key] : []))
-      const reads = new StatementBatch().add(...this.idempotency.claimStatements(keys.map((key) => key.claim)))
-      const pending = byCustomerInLockOrder(requests).map(([customerId, members]) => ({
-        customerId,
-        members,
-        setup: this.readSetup(reads, customerId),
-        candidates: this.readCandidates(reads, customerId, members.map((member) => member.draft), true),
-        subscribers: reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED)),
-      }))
-      await reads.send(trx)
-      const customers: PlannedCustomer[] = []
-      for (const customer of pending) {
-        const subscribers = customer.subscribers()
-        this.subscribers.set(customer.customerId, subscribers)
-        customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates: customer.candidates(), subscribers})
-      }
-      const plan = await this.planCreates(requests, customers)
-      deliveryIds = plan.deliveryIds
-      merging = plan.merging
-      return {value: plan.outcomes, commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
-    })
-    for (const customerId of new Set(requests.map((request) => request.customerId))) this.merging.set(customerId, merging.has(customerId))
-    await this.outbox.dispatch(deliveryIds)
-    return outcomes
+  private async checked(trx: WriteTransaction, requests: readonly CreateRequest[], way: WrittenGroup['way'], claim: boolean): Promise<WriteOutcome<WrittenGroup>> {
+    const keys = claim ? requests.flatMap((request) => (request.hooks.key ? [request.hooks.key.claim] : [])) : []
+    const reads = new StatementBatch().add(...this.idempotency.claimStatements(keys))
+    const pending = byCustomerInLockOrder(requests).map(([customerId, members]) => ({
+      customerId,
+      members,
+      setup: this.readSetup(reads, customerId),
+      candidates: this.readCandidates(reads, customerId, members.map((member) => member.draft), true),
+      subscribers: reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED)),
+    }))
+    await reads.send(trx)
+    const customers: PlannedCustomer[] = []
+    for (const customer of pending) {
+      const subscribers = customer.subscribers()
+      this.subscribers.set(customer.customerId, subscribers)
+      customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates: customer.candidates(), subscribers})
+    }
+    const plan = await this.planCreates(requests, customers)
+    return {value: {...plan, way}, commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
   }
 
   /**
@@ -311,7 +308,7 @@ export class LeadsWriteService {
     }
   }
 
-  /** What writeAsNew needs kept for every customer of the group (MySQL only), or null. */
+  /** What asNew needs kept for every customer of the group (MySQL only), or null. */
   private keptForGuess(requests: readonly CreateRequest[]): Map<string, KeptForGuess> | null {
     if (!isMysql(this.db)) return null
     const kept = new Map<string, KeptForGuess>()
@@ -422,7 +419,7 @@ function byCustomerInLockOrder(requests: readonly CreateRequest[]): Array<[strin
   return [...byCustomer].sort(([a], [b]) => (a < b ? -1 : 1))
 }
 
-/** A guess refused: the guard found an assumption broken, or a key claim was refused (writeChecked then tells which). */
+/** A guess refused: the guard found an assumption broken, or a key claim was refused (the checked write then tells which). */
 function isRefusedGuess(error: unknown): boolean {
   return isGuardRefusal(error) || isUniqueViolation(error) || isNowaitRefusal(error, 0)
 }

@@ -8,7 +8,7 @@ import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 const CREATE = '/api/agents/crm/leads'
 
 /**
- * Single creates written as new people in one round trip (LeadsWriteService.writeAsNew, MySQL):
+ * Single creates written as new people in one round trip (LeadsWriteService.asNew, MySQL):
  * the guess must never change an answer. Each test arms the guess with a first create (which is
  * written checked and keeps the customer's setup and subscribers), then changes what the guess
  * assumes behind the daemon's back.
@@ -70,7 +70,7 @@ describe('single creates guessed to be new people', function () {
       // Same last 10 phone digits, other formatting.
       const byPhone = await create({contact_name: 'Grace H.', contact_phone: '555.010.2000'})
       expect(byPhone.body.merged).to.equal(true)
-      expect(since(before)).to.deep.equal(backend.name === 'mysql' ? {asNew: 0, checked: 2, guessRefused: 1} : {asNew: 0, checked: 2, guessRefused: 0})
+      expect(since(before)).to.deep.equal(backend.name === 'mysql' ? {asNew: 0, checked: 1, guessRefused: 1} : {asNew: 0, checked: 2, guessRefused: 0})
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 2, events: 2})
       const replay = await create({contact_name: 'Ada L.', contact_email: '  ADA@example.org '}, 'merge-key')
       expect(replay.text).to.equal(merged.text)

@@ -55,6 +55,29 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).pluck('id')).to.deep.equal(['d'])
     })
 
+    it('goes on in the same transaction when the outcome takes the refusal of its last batch (orElse)', async function () {
+      const seen: unknown[] = []
+      const value = await inWriteTransaction(db, async () => ({
+        value: 'first',
+        // 'a' is inserted, the duplicate 'a' is refused, and 'b' and the COMMIT never run.
+        commitWith: [insert('a', 1), insert('a', 2), insert('b', 3)],
+        orElse: (error) => {
+          seen.push(error)
+          return Promise.resolve({value: 'instead', commitWith: [insert('c', 4)]})
+        },
+      }))
+      expect(value).to.equal('instead')
+      expect(seen).to.have.length(1)
+      // What ran before the refused statement is kept and committed with what came instead.
+      expect(await db(TABLE).orderBy('id').pluck('id')).to.deep.equal(['a', 'c'])
+    })
+
+    it('rolls back when the outcome does not take the refusal (orElse gives nothing)', async function () {
+      const failing = inWriteTransaction(db, async () => ({value: null, commitWith: [insert('a', 1), insert('a', 2)], orElse: () => undefined}))
+      await rejectsWith(failing, Error)
+      expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
+    })
+
     it('rolls back when the work throws between batches', async function () {
       const failing = inWriteTransaction(db, async (trx) => {
         await trx.send([insert('a', 1)])
