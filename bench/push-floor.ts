@@ -29,7 +29,11 @@ export const median = (values: readonly number[]) => [...values].sort((a, b) => 
 export const p99 = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!
 const percentiles = (values: readonly number[]): Percentiles => ({median: median(values), p99: p99(values)})
 
-export async function measureFloor(url: string, sequential: number, concurrent: number, concurrency: number): Promise<FloorFigures> {
+/**
+ * `sequential` transactions one at a time, then `concurrent` at `concurrency` in flight, timed;
+ * `warmup` more at `concurrency` go untimed before the timed concurrent ones, as the API's do.
+ */
+export async function measureFloor(url: string, sequential: number, concurrent: number, concurrency: number, warmup = 0): Promise<FloorFigures> {
   const pool = mysql.createPool({uri: url, connectionLimit: concurrency})
   try {
     await pool.query('CREATE TABLE IF NOT EXISTS bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB')
@@ -54,10 +58,13 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
       single.push(performance.now() - started)
     }
     let next = 0
+    const atConcurrency = async (count: number) =>
+      Promise.all(Array.from({length: concurrency}, async () => {
+        while (next < count) await create(sequential + next++)
+      }))
+    await atConcurrency(warmup)
     const started = performance.now()
-    await Promise.all(Array.from({length: concurrency}, async () => {
-      while (next < concurrent) await create(sequential + next++)
-    }))
+    await atConcurrency(warmup + concurrent)
     const seconds = (performance.now() - started) / 1000
     return {single: percentiles(single), concurrentPerSecond: concurrent / seconds}
   } finally {
@@ -104,5 +111,31 @@ export async function measureBulkFloor(url: string, customerId: string, requests
   } finally {
     await pool.end()
     await db.destroy()
+  }
+}
+
+/** How long a settle may take at most; past it the phase runs anyway, and says so. */
+const SETTLE_LIMIT_MS = 30_000
+
+/**
+ * Waits until InnoDB has caught up with the previous phase's background work: the undo history
+ * its updates left for purge (a bulk merge of 500 rows leaves 500) and the dirty pages it has to
+ * flush. Both slow whatever runs next, the API or the floor, by an amount that depends on where
+ * the previous phase ended, so every timed phase starts from a settled database. Returns the
+ * seconds waited (MySQL 8 and MariaDB both keep these counters in INNODB_METRICS).
+ */
+export async function settleDatabase(url: string): Promise<number> {
+  const pool = mysql.createPool({uri: url, connectionLimit: 1})
+  const started = performance.now()
+  try {
+    for (;;) {
+      const [rows] = await pool.query("SELECT name, `count` AS value FROM information_schema.INNODB_METRICS WHERE name IN ('trx_rseg_history_len', 'buffer_pool_pages_dirty')")
+      const read = (name: string) => Number((rows as Array<{name: string; value: number | string}>).find((row) => row.name === name)?.value ?? 0)
+      if ((read('trx_rseg_history_len') < 100 && read('buffer_pool_pages_dirty') < 1000) || performance.now() - started > SETTLE_LIMIT_MS) break
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    return (performance.now() - started) / 1000
+  } finally {
+    await pool.end()
   }
 }

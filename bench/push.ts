@@ -16,12 +16,19 @@ import {createServices} from '../src/services.js'
 import {spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 import {LoadConnection, type LoadResponse} from './http-load.js'
-import {type FloorFigures, measureBulkFloor, measureFloor, median, p99, type Percentiles} from './push-floor.js'
+import {type FloorFigures, measureBulkFloor, measureFloor, median, p99, type Percentiles, settleDatabase} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
 const BULK_REQUESTS = 30
 const SINGLE_SEQUENTIAL = 300
 const SINGLE_CONCURRENT = 3000
+/**
+ * Untimed creates at c=16 before the timed ones, and the same number of untimed transactions in
+ * the floor: the first thousand or so at c=16 run slower on both sides (JIT for groups of many,
+ * InnoDB's adaptive hash and buffer pool for the index ranges they touch), and the phase
+ * before them is sequential.
+ */
+const CONCURRENT_WARMUP = 1000
 const CONCURRENCY = 16
 
 interface Figures {
@@ -78,6 +85,8 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
       bulkMerge.push(await timed(() => post(one, bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads: leads.map((lead) => ({...lead, contact_name: `${lead.contact_name} v2`}))}), 200))
     }
 
+    const mysqlUrl = env['LEADS_DATABASE_URL']?.startsWith('mysql') ? env['LEADS_DATABASE_URL'] : undefined
+    if (mysqlUrl) settled.push(await settleDatabase(mysqlUrl))
     const single: number[] = []
     for (let i = 0; i < SINGLE_SEQUENTIAL; i++) {
       single.push(await timed(() => post(one, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
@@ -85,19 +94,23 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
 
     let next = 0
     const concurrent: number[] = []
+    const atConcurrency = (count: number) =>
+      Promise.all(
+        connections.map(async (connection) => {
+          while (next < count) {
+            const i = next++
+            const took = await timed(() => post(connection, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `+1 555-4${String(i).padStart(5, '0')}`}), 201)
+            concurrent.push(took)
+          }
+        }),
+      )
+    await atConcurrency(CONCURRENT_WARMUP)
+    concurrent.length = 0
     const started = performance.now()
-    await Promise.all(
-      connections.map(async (connection) => {
-        while (next < SINGLE_CONCURRENT) {
-          const i = next++
-          concurrent[i] = await timed(() => post(connection, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `555-400-${String(i).padStart(4, '0')}`}), 201)
-        }
-      }),
-    )
+    await atConcurrency(CONCURRENT_WARMUP + SINGLE_CONCURRENT)
     const seconds = (performance.now() - started) / 1000
     for (const connection of connections) connection.close()
     await daemon.stop()
-    const mysqlUrl = env['LEADS_DATABASE_URL']?.startsWith('mysql') ? env['LEADS_DATABASE_URL'] : undefined
     return {
       ...(mysqlUrl ? {bulkFloor: await measureBulkFloor(mysqlUrl, customer.id, BULK_REQUESTS, (batch) => rows(BULK_REQUESTS + batch))} : {}),
       bulkNewMedianMs: median(bulkNew),
@@ -126,11 +139,15 @@ const results: Array<[string, Figures]> = []
 // InnoDB work behind (purge, page flushing) that slows what runs next, so the API is compared
 // with the faster of the two, never with a floor its own run depressed.
 const floors: FloorFigures[] = []
+/** Seconds each wait for a settled database took (settleDatabase), in order. */
+const settled: number[] = []
 const cpuAtStart = cpuTimes()
 for (const [label, env] of backends) {
-  if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY))
+  if (label === 'mariadb') settled.push(await settleDatabase(mysqlUrl!))
+  if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY, CONCURRENT_WARMUP))
   results.push([label, await measure(label, env)])
-  if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY))
+  if (label === 'mariadb') settled.push(await settleDatabase(mysqlUrl!))
+  if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY, CONCURRENT_WARMUP))
 }
 const cpuAtEnd = cpuTimes()
 fs.rmSync(dir, {recursive: true, force: true})
@@ -146,7 +163,7 @@ const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor'>, string]> = [
   [`single create c=${CONCURRENCY}, median ms`, 'concurrentMedianMs', ''],
   [`single create c=${CONCURRENCY}, p99 ms`, 'concurrentP99Ms', ''],
 ]
-console.log(`Push through the daemon over loopback: ${BULK_REQUESTS} bulk requests of each kind, ${SINGLE_SEQUENTIAL} sequential and ${SINGLE_CONCURRENT} concurrent single creates, each with an Idempotency-Key`)
+console.log(`Push through the daemon over loopback: ${BULK_REQUESTS} bulk requests of each kind, ${SINGLE_SEQUENTIAL} sequential and ${SINGLE_CONCURRENT} concurrent single creates (after ${CONCURRENT_WARMUP} untimed, as in the floor), each with an Idempotency-Key`)
 const header = ['metric', ...results.map(([label]) => label), ...(results.length > 1 ? ['mariadb/sqlite'] : []), 'bar (mariadb)']
 const lines = metrics.map(([name, key, bar]) => {
   const cells = results.map(([, figures]) => figures[key].toFixed(1))
@@ -166,4 +183,5 @@ if (mysqlUrl) {
   console.log(`API against the faster floor: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
   console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2 (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`)
 }
+if (mysqlUrl) console.log(`Waited for InnoDB to settle (purge history and dirty pages) before each timed MariaDB phase: ${settled.map((seconds) => `${seconds.toFixed(1)} s`).join(', ')}`)
 console.log(stealReport(cpuAtStart, cpuAtEnd))
