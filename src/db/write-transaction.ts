@@ -41,7 +41,8 @@ export interface WriteOutcome<T> {
  * On MySQL the transaction costs no round trips of its own: START TRANSACTION goes out with the
  * first batch and COMMIT with the statements of `commitWith`, so a write is two round trips
  * (what it must read, then everything it writes), or one when it reads nothing first. A failed
- * batch stops at the failing statement; the transaction is then rolled back. On SQLite
+ * batch stops at the failing statement; the transaction is then rolled back, unless the outcome's
+ * `orElse` takes the refusal and goes on. On SQLite
  * (in-process, no round trips) the statements run one by one in an ordinary transaction.
  */
 export async function inWriteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
