@@ -181,11 +181,12 @@ export class LeadsWriteService {
    */
   private async writeCreates(requests: readonly CreateRequest[]): Promise<Array<Settled<CreateResult>>> {
     const kept = this.keptForGuess(requests)
+    const started = performance.now()
     let written: WrittenGroup
     try {
       written = await inWriteTransaction(this.db, (trx) => (kept ? this.asNew(trx, requests, kept) : this.checked(trx, requests, 'checked', true)))
     } catch (error) {
-      if (!kept || !isRefusedGuess(error)) throw error
+      if (!kept || !isRefusedGuess(error, performance.now() - started)) throw error
       written = await inWriteTransaction(this.db, (trx) => this.checked(trx, requests, 'guessRefused', true))
     }
     this.groupsWritten[written.way]++
@@ -419,9 +420,13 @@ function byCustomerInLockOrder(requests: readonly CreateRequest[]): Array<[strin
   return [...byCustomer].sort(([a], [b]) => (a < b ? -1 : 1))
 }
 
-/** A guess refused: the guard found an assumption broken, or a key claim was refused (the checked write then tells which). */
-function isRefusedGuess(error: unknown): boolean {
-  return isGuardRefusal(error) || isUniqueViolation(error) || isNowaitRefusal(error, 0)
+/**
+ * A guess refused for its keys: one stored already, or still held by its first request (a quick
+ * NOWAIT refusal, not a real lock wait timeout); the checked write then tells which. The guard's
+ * own refusals go on checked inside the transaction (asNew's orElse).
+ */
+function isRefusedGuess(error: unknown, elapsedMs: number): boolean {
+  return isGuardRefusal(error) || isUniqueViolation(error) || isNowaitRefusal(error, elapsedMs)
 }
 
 function firstStageId(stages: readonly Stage[]): string {
