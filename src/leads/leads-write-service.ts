@@ -216,7 +216,7 @@ export class LeadsWriteService {
     })
     const plan = await this.planCreates(requests, customers)
     return {
-      value: {...plan, way: 'asNew'},
+      value: writtenGroup(plan, 'asNew'),
       commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
       beforeCommit: plan.beforeCommit,
       // The claims and locks before the guard hold: the keys are claimed (with the guessed responses, overwritten below).
@@ -248,7 +248,7 @@ export class LeadsWriteService {
       customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates: customer.candidates(), subscribers})
     }
     const plan = await this.planCreates(requests, customers)
-    return {value: {...plan, way}, commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
+    return {value: writtenGroup(plan, way), commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
   }
 
   /**
@@ -411,6 +411,11 @@ type CompletedKey = {claim: IdempotencyRecord; statusCode: number; responseBody:
 function storedResponse<R>(key: NonNullable<WriteHooks<R>['key']>, outcome: R | AppError): CompletedKey {
   const {statusCode, body} = key.respond(outcome)
   return {claim: key.claim, statusCode, responseBody: body}
+}
+
+/** What the caller of a group's write keeps of its plan once it committed. */
+function writtenGroup(plan: CreatePlan, way: WrittenGroup['way']): WrittenGroup {
+  return {way, outcomes: plan.outcomes, deliveryIds: plan.deliveryIds, merging: plan.merging}
 }
 
 /** The group's creates per customer, customers in id order, so two groups lock their match keys in the same order. */
