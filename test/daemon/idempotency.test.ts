@@ -1,7 +1,7 @@
 import {expect} from 'chai'
 
 import {IdempotencyService} from '../../src/idempotency/idempotency-service.js'
-import {IdempotencyStore} from '../../src/idempotency/idempotency-store.js'
+import {GZIP_FROM_LENGTH, IdempotencyStore} from '../../src/idempotency/idempotency-store.js'
 import {createResponse} from '../../src/leads/lead-view.js'
 import type {CreateResult} from '../../src/leads/leads-write-service.js'
 import {ConflictError, ValidationError} from '../../src/shared/errors.js'
@@ -94,6 +94,29 @@ describe('Idempotency-Key', function () {
       expect(created.filter((r) => r.headers.get('idempotent-replayed') === null)).to.have.length(1)
       for (const conflict of responses.filter((r) => r.status === 409)) expect(conflict.body.error.message).to.match(/still in progress/)
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
+    })
+
+    it('stores a large response gzipped and replays it byte for byte', async function () {
+      // 200 rows answer with about 100 KB of JSON: over GZIP_FROM_LENGTH, so kept gzipped. Accents
+      // and an emoji check that the text comes back as the same UTF-8, not cut mid-character.
+      const leads = Array.from({length: 200}, (_, i) => ({contact_name: `José Núñez 🎉 ${i}`, contact_email: `gz-${i}@example.org`}))
+      const first = await postJson(daemon, tenant, BULK, {leads}, 'gzip-key')
+      expect(first.status).to.equal(200)
+      expect(first.text.length).to.be.above(GZIP_FROM_LENGTH)
+      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'gzip-key'})) as Array<{response_body: string | null; response_gzip: Buffer | null}>
+      expect(row!.response_body).to.equal(null)
+      expect(row!.response_gzip!.length).to.be.below(first.text.length / 4)
+      const again = await postJson(daemon, tenant, BULK, {leads}, 'gzip-key')
+      expect(again.headers.get('idempotent-replayed')).to.equal('true')
+      expect(again.text).to.equal(first.text)
+      expect((await counts(daemon, tenant)).leads).to.equal(200)
+    })
+
+    it('keeps a small response as text', async function () {
+      const first = await postJson(daemon, tenant, CREATE, {contact_name: 'Small'}, 'text-key')
+      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'text-key'})) as Array<{response_body: string | null; response_gzip: Buffer | null}>
+      expect(row!.response_body).to.equal(first.text)
+      expect(row!.response_gzip).to.equal(null)
     })
 
     it('replays a bulk dry run without writing', async function () {
