@@ -2,8 +2,9 @@
  * Two builds of the daemon against each other in one run, for a change whose effect is smaller
  * than the machine's own swings: on this shared VM the same build's c=16 rate moves by a third
  * from one minute to the next, with the floors. Both daemons run at once (each its own process,
- * role api, one MariaDB + Redis); single creates alternate between them one by one, and bursts
- * of concurrent creates alternate build by build, so both see the same machine.
+ * role api, one MariaDB + Redis); single creates alternate between them one by one, bursts of
+ * concurrent creates alternate build by build, and so do bulk requests of 500 new leads, so
+ * both see the same machine.
  *
  * Run (each checkout built, e.g. a `git worktree` of the commit before a change):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
@@ -24,6 +25,8 @@ const SEQUENTIAL = 1000
 const ROUNDS = 6
 const BURST = 1500
 const CONCURRENCY = 16
+/** Bulk requests of 500 new leads per build, alternating, after as many untimed. */
+const BULKS = 20
 
 const roots = process.argv.slice(2).map((root) => path.resolve(root))
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
@@ -46,12 +49,13 @@ interface Build {
   connections: LoadConnection[]
   sequential: number[]
   rates: number[]
+  bulks: number[]
 }
 const builds: Build[] = []
 for (const root of roots) {
   const daemon = await spawnDaemon(env, 'api', undefined, root)
   const connections = await Promise.all(Array.from({length: CONCURRENCY}, () => LoadConnection.open(daemon.url)))
-  builds.push({root, daemon, connections, sequential: [], rates: []})
+  builds.push({root, daemon, connections, sequential: [], rates: [], bulks: []})
 }
 
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
@@ -64,6 +68,21 @@ async function create(connection: LoadConnection): Promise<number> {
   const started = performance.now()
   const response = await connection.post('/api/agents/crm/leads', {...headers, 'idempotency-key': randomUUID()}, body)
   if (response.status !== 201) throw new Error(`expected 201, got ${response.status}: ${response.text.slice(0, 300)}`)
+  return performance.now() - started
+}
+
+let batch = 0
+/** One bulk request of 500 new people; its time in ms. */
+async function bulk(connection: LoadConnection): Promise<number> {
+  const leads = Array.from({length: 500}, (_, i) => ({
+    contact_name: `Bulk ${run} ${batch}-${i}`,
+    contact_email: `bulk-${run}-${batch}-${i}@example.org`,
+    contact_phone: `+1 (${String(200 + (batch % 700)).padStart(3, '0')}) 555-${String(i).padStart(4, '0')}`,
+  }))
+  batch++
+  const started = performance.now()
+  const response = await connection.post('/api/agents/crm/leads/bulk', {...headers, 'idempotency-key': randomUUID()}, JSON.stringify({leads}))
+  if (response.status !== 200) throw new Error(`expected 200, got ${response.status}: ${response.text.slice(0, 300)}`)
   return performance.now() - started
 }
 
@@ -84,6 +103,11 @@ try {
       build.rates.push(BURST / ((performance.now() - started) / 1000))
     }
   }
+  for (let i = 0; i < 2 * BULKS * builds.length; i++) {
+    const build = builds[i % builds.length]!
+    const took = await bulk(build.connections[0]!)
+    if (i >= BULKS * builds.length) build.bulks.push(took)
+  }
 } finally {
   for (const build of builds) {
     for (const connection of build.connections) connection.close()
@@ -92,11 +116,12 @@ try {
 }
 const cpuAtEnd = cpuTimes()
 
-console.log(`Single creates through two builds at once (role api, MariaDB${redisUrl ? ' + Redis' : ''}): ${SEQUENTIAL} sequential each, alternating; ${ROUNDS} bursts of ${BURST} at c=${CONCURRENCY} each, alternating`)
+console.log(`Two builds at once (role api, MariaDB${redisUrl ? ' + Redis' : ''}), alternating: ${SEQUENTIAL} sequential creates each; ${ROUNDS} bursts of ${BURST} creates at c=${CONCURRENCY} each; ${BULKS} bulk requests of 500 new leads each, after ${BULKS} untimed`)
 for (const build of builds) {
   console.log(`${build.root}`)
-  console.log(`  c=1 median ${median(build.sequential).toFixed(2)} ms, p99 ${p99(build.sequential).toFixed(2)} ms; c=${CONCURRENCY} ${build.rates.map((rate) => rate.toFixed(0)).join(' / ')} creates/s, median ${median(build.rates).toFixed(0)}`)
+  console.log(`  c=1 median ${median(build.sequential).toFixed(2)} ms, p99 ${p99(build.sequential).toFixed(2)} ms; c=${CONCURRENCY} ${build.rates.map((rate) => rate.toFixed(0)).join(' / ')} creates/s, median ${median(build.rates).toFixed(0)}; bulk 500 new median ${median(build.bulks).toFixed(1)} ms, p99 ${p99(build.bulks).toFixed(1)} ms`)
 }
 const [a, b] = builds as [Build, Build]
-console.log(`B against A: c=1 median ${((100 * median(b.sequential)) / median(a.sequential) - 100).toFixed(0)}%, c=${CONCURRENCY} median rate ${((100 * median(b.rates)) / median(a.rates) - 100).toFixed(0)}%`)
+const change = (after: number, before: number) => `${after >= before ? '+' : ''}${((100 * after) / before - 100).toFixed(0)}%`
+console.log(`B against A: c=1 median ${change(median(b.sequential), median(a.sequential))}, c=${CONCURRENCY} median rate ${change(median(b.rates), median(a.rates))}, bulk median ${change(median(b.bulks), median(a.bulks))}`)
 console.log(stealReport(cpuAtStart, cpuAtEnd))

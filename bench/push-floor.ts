@@ -14,6 +14,7 @@ import {customerSetup, parseLeadInput} from '../src/leads/lead-input.js'
 import {matchCandidates} from '../src/leads/lead-matching.js'
 import {newLead} from '../src/leads/lead-merge.js'
 import {LeadsStore} from '../src/leads/leads-store.js'
+import {type CpuShares, databasePid, meterCpu} from './process-cpu.js'
 
 export interface Percentiles {
   median: number
@@ -23,6 +24,8 @@ export interface Percentiles {
 export interface FloorFigures {
   single: Percentiles
   concurrentPerSecond: number
+  /** CPU time of this process (the client) and the database server over the timed concurrent transactions. */
+  concurrentCpu: CpuShares
 }
 
 export const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
@@ -63,10 +66,11 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
         while (next < count) await create(sequential + next++)
       }))
     await atConcurrency(warmup)
+    const cpu = meterCpu({client: process.pid, database: databasePid()})
     const started = performance.now()
     await atConcurrency(warmup + concurrent)
     const seconds = (performance.now() - started) / 1000
-    return {single: percentiles(single), concurrentPerSecond: concurrent / seconds}
+    return {single: percentiles(single), concurrentPerSecond: concurrent / seconds, concurrentCpu: cpu.stop()}
   } finally {
     await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
     await pool.end()

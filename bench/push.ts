@@ -15,6 +15,7 @@ import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
+import {type CpuShares, cpuSharesLine, databasePid, meterCpu} from './process-cpu.js'
 import {LoadConnection, type LoadResponse} from './http-load.js'
 import {type FloorFigures, measureBulkFloor, measureFloor, median, p99, type Percentiles, settleDatabase} from './push-floor.js'
 
@@ -41,6 +42,8 @@ interface Figures {
   concurrentPerSecond: number
   concurrentMedianMs: number
   concurrentP99Ms: number
+  /** CPU time of the daemon, this process (the client) and the database over the timed concurrent creates. */
+  concurrentCpu: CpuShares
   /** MariaDB only: the same statements as a bulk request of new leads, sent straight through mysql2. */
   bulkFloor?: Percentiles
 }
@@ -106,9 +109,11 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
       )
     await atConcurrency(CONCURRENT_WARMUP)
     concurrent.length = 0
+    const cpu = meterCpu({daemon: daemon.child.pid, client: process.pid, database: mysqlUrl ? databasePid() : null})
     const started = performance.now()
     await atConcurrency(CONCURRENT_WARMUP + SINGLE_CONCURRENT)
     const seconds = (performance.now() - started) / 1000
+    const concurrentCpu = cpu.stop()
     for (const connection of connections) connection.close()
     await daemon.stop()
     return {
@@ -122,6 +127,7 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
       concurrentPerSecond: SINGLE_CONCURRENT / seconds,
       concurrentMedianMs: median(concurrent),
       concurrentP99Ms: p99(concurrent),
+      concurrentCpu,
     }
   } finally {
     for (const connection of connections) connection.close()
@@ -152,7 +158,7 @@ for (const [label, env] of backends) {
 const cpuAtEnd = cpuTimes()
 fs.rmSync(dir, {recursive: true, force: true})
 
-const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor'>, string]> = [
+const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor' | 'concurrentCpu'>, string]> = [
   ['bulk 500 new rows, median ms', 'bulkNewMedianMs', '< 50'],
   ['bulk 500 new rows, p99 ms', 'bulkNewP99Ms', ''],
   ['bulk 500 merging rows, median ms', 'bulkMergeMedianMs', '< 200'],
@@ -181,6 +187,10 @@ if (mysqlUrl) {
   const fastest = {median: Math.min(...floors.map((floor) => floor.single.median)), rate: Math.max(...floors.map((floor) => floor.concurrentPerSecond))}
   // Bars (MariaDB + Redis): c=16 at least 40% of the floor's rate, c=1 within 3x of the floor's time.
   console.log(`API against the faster floor: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
+  console.log(cpuSharesLine(`CPU over the API's c=${CONCURRENCY} creates`, api.concurrentCpu, SINGLE_CONCURRENT, 'create'))
+  for (const [when, floor] of [['before', floors[0]!], ['after', floors[1]!]] as const) {
+    console.log(cpuSharesLine(`CPU over the floor's c=${CONCURRENCY} transactions (${when})`, floor.concurrentCpu, SINGLE_CONCURRENT, 'transaction'))
+  }
   console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2 (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`)
 }
 if (mysqlUrl) console.log(`Waited for InnoDB to settle (purge history and dirty pages) before each timed MariaDB phase: ${settled.map((seconds) => `${seconds.toFixed(1)} s`).join(', ')}`)
