@@ -88,6 +88,38 @@ describe('GroupCommitter', function () {
     expect(await Promise.all(all)).to.deep.equal([10, 20, 30, 40, 50])
   })
 
+  it('starts the next group once the group in flight releases its slot, and settles the first when it ends', async function () {
+    const groups: number[][] = []
+    const finish: Array<() => void> = []
+    const releases: Array<() => void> = []
+    const committer = new GroupCommitter(
+      (items: readonly number[], release: () => void) =>
+        new Promise<Array<Settled<number>>>((resolve) => {
+          groups.push([...items])
+          releases.push(release)
+          finish.push(() => resolve(items.map((item) => ({value: item * 10}))))
+        }),
+      {maxInFlight: 1, maxGroup: 64, slowMs: 60_000},
+    )
+    const first = committer.submit(1)
+    const second = committer.submit(2)
+    const third = committer.submit(3)
+    expect(groups).to.deep.equal([[1]])
+    releases[0]!()
+    // Released twice (its write's own call, then its end) still frees one slot only.
+    releases[0]!()
+    expect(groups).to.deep.equal([[1], [2, 3]])
+    const settled: number[] = []
+    void first.then((value) => settled.push(value))
+    await tick()
+    expect(settled).to.deep.equal([])
+    finish[0]!()
+    expect(await first).to.equal(10)
+    expect(groups).to.have.length(2)
+    finish[1]!()
+    expect(await Promise.all([second, third])).to.deep.equal([20, 30])
+  })
+
   it('lets a new group start when the one in flight is slow, so a lock wait does not hold up every write', async function () {
     const writer = recordingWriter()
     const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 20})

@@ -111,6 +111,27 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).pluck('id')).to.deep.equal(['d'])
     })
 
+    // SQLite runs in-process, with no COMMIT round trip to overlap.
+    if (backend.name === 'mysql') {
+      it('says when only the COMMIT is left of a transaction (committing), before the COMMIT answers', async function () {
+        // Another transaction holds row 'x': the work's last statement before the COMMIT waits for
+        // it, so `committing` must come only once that lock is given up, and before the end.
+        await db(TABLE).insert({id: 'x', n: 1})
+        const holder = await db.transaction()
+        await holder(TABLE).where('id', 'x').forUpdate().select('id')
+        const events: string[] = []
+        const write = inWriteTransaction(db, async () => ({value: null, commitWith: [compile(db(TABLE).where('id', 'x').update({n: 2}))]}), {
+          committing: () => events.push('committing'),
+        }).then(() => events.push('committed'))
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        expect(events).to.deep.equal([])
+        await holder.commit()
+        await write
+        expect(events).to.deep.equal(['committing', 'committed'])
+        expect(await db(TABLE).where('id', 'x').pluck('n')).to.deep.equal([2])
+      })
+    }
+
     it('sends a batch outside a transaction, each statement committing on its own', async function () {
       const results = await sendBatch(db, [insert('a', 1), compile(db(TABLE).select('id'))])
       expect(results.map((result) => result.rows.length)).to.deep.equal([0, 1])
