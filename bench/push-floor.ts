@@ -1,7 +1,14 @@
 /**
  * The floor under a single create: the same transaction shape straight through mysql2 (begin, a
- * lead-sized insert, an event insert, commit) at the benchmark's concurrency, on the same
- * database, into scratch tables that are dropped afterwards. What a create cannot beat.
+ * lead insert, an event insert, commit) at the benchmark's concurrency, on the same database,
+ * into tables that are dropped afterwards. What a create cannot beat.
+ *
+ * The floor's tables are copies of the service's own `leads` and `events` (CREATE TABLE ... LIKE:
+ * every column and index, no foreign keys), and its rows are the ones a create writes (built by
+ * the service's own code before the clock starts). Through session 7 they were two small scratch
+ * tables (5 and 4 columns, one secondary index against the leads table's twelve), which measured
+ * the database's cost of a smaller insert than any create makes; the push bench still measures
+ * that one too, beside it, so the two can be compared (docs/performance.md).
  */
 import {randomUUID} from 'node:crypto'
 
@@ -10,10 +17,12 @@ import mysql from 'mysql2/promise'
 import {CustomersStore} from '../src/customers/customers-store.js'
 import {createDb} from '../src/db/knex.js'
 import type {Statement} from '../src/db/statements.js'
+import {eventToRow} from '../src/events/events-store.js'
+import {LEAD_CREATED, leadCreatedSnapshot} from '../src/events/lead-created.js'
 import {customerSetup, parseLeadInput} from '../src/leads/lead-input.js'
 import {matchCandidates} from '../src/leads/lead-matching.js'
 import {newLead} from '../src/leads/lead-merge.js'
-import {LeadsStore} from '../src/leads/leads-store.js'
+import {leadToRow, LeadsStore} from '../src/leads/leads-store.js'
 import {type CpuShares, databasePid, meterCpu} from './process-cpu.js'
 
 export interface Percentiles {
@@ -32,23 +41,35 @@ export const median = (values: readonly number[]) => [...values].sort((a, b) => 
 export const p99 = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!
 const percentiles = (values: readonly number[]): Percentiles => ({median: median(values), p99: p99(values)})
 
+/** Where the floor's two inserts go: copies of the service's own tables, or the small scratch tables used through session 7. */
+export type FloorTables = 'service' | 'scratch'
+
+/** The two inserts of one floor transaction, built before the clock starts. */
+type FloorTransaction = [lead: Statement, event: Statement]
+
 /**
  * `sequential` transactions one at a time, then `concurrent` at `concurrency` in flight, timed;
  * `warmup` more at `concurrency` go untimed before the timed concurrent ones, as the API's do.
  */
-export async function measureFloor(url: string, sequential: number, concurrent: number, concurrency: number, warmup = 0): Promise<FloorFigures> {
+export async function measureFloor(url: string, tables: FloorTables, sequential: number, concurrent: number, concurrency: number, warmup = 0): Promise<FloorFigures> {
   const pool = mysql.createPool({uri: url, connectionLimit: concurrency})
   try {
-    await pool.query('CREATE TABLE IF NOT EXISTS bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB')
-    await pool.query('CREATE TABLE IF NOT EXISTS bench_floor_events (id VARCHAR(36) PRIMARY KEY, lead_id VARCHAR(36) NOT NULL, payload TEXT NOT NULL, created_at BIGINT NOT NULL) ENGINE=InnoDB')
-    const customerId = randomUUID()
-    const create = async (i: number) => {
+    await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
+    if (tables === 'service') {
+      await pool.query('CREATE TABLE bench_floor_leads LIKE leads')
+      await pool.query('CREATE TABLE bench_floor_events LIKE events')
+    } else {
+      await pool.query('CREATE TABLE bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB')
+      await pool.query('CREATE TABLE bench_floor_events (id VARCHAR(36) PRIMARY KEY, lead_id VARCHAR(36) NOT NULL, payload TEXT NOT NULL, created_at BIGINT NOT NULL) ENGINE=InnoDB')
+    }
+    const build = tables === 'service' ? serviceTransaction(randomUUID(), randomUUID()) : scratchTransaction(randomUUID())
+    const transactions = Array.from({length: sequential + warmup + concurrent}, (_, i) => build(i))
+    const create = async ([lead, event]: FloorTransaction) => {
       const connection = await pool.getConnection()
       try {
         await connection.beginTransaction()
-        const leadId = randomUUID()
-        await connection.query('INSERT INTO bench_floor_leads (id, customer_id, contact_name, contact_email, created_at) VALUES (?, ?, ?, ?, ?)', [leadId, customerId, `Floor ${i}`, `floor-${i}@example.org`, Date.now()])
-        await connection.query('INSERT INTO bench_floor_events (id, lead_id, payload, created_at) VALUES (?, ?, ?, ?)', [randomUUID(), leadId, JSON.stringify({lead_id: leadId, contact_name: `Floor ${i}`}), Date.now()])
+        await connection.query(lead.sql, [...lead.bindings])
+        await connection.query(event.sql, [...event.bindings])
         await connection.commit()
       } finally {
         connection.release()
@@ -57,13 +78,13 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
     const single: number[] = []
     for (let i = 0; i < sequential; i++) {
       const started = performance.now()
-      await create(i)
+      await create(transactions[i]!)
       single.push(performance.now() - started)
     }
     let next = 0
     const atConcurrency = async (count: number) =>
       Promise.all(Array.from({length: concurrency}, async () => {
-        while (next < count) await create(sequential + next++)
+        while (next < count) await create(transactions[sequential + next++]!)
       }))
     await atConcurrency(warmup)
     const cpu = meterCpu({client: process.pid, database: databasePid()})
@@ -75,6 +96,35 @@ export async function measureFloor(url: string, sequential: number, concurrent: 
     await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
     await pool.end()
   }
+}
+
+/** A single create's two rows, as the service writes them: the lead (every column) and its lead.created event. */
+function serviceTransaction(customerId: string, stageId: string): (i: number) => FloorTransaction {
+  const stage = {id: stageId, customerId, slug: 'new', name: 'New', color: '#888888', position: 0}
+  const setup = customerSetup([stage], [])
+  return (i) => {
+    const input = parseLeadInput({contact_name: `Floor ${i}`, contact_email: `floor-${i}@example.org`, contact_phone: `+1 555-7${String(i).padStart(5, '0')}`}, setup)
+    const lead = newLead(customerId, input, {stageId, sourceType: 'manual'}, Date.now())
+    const snapshot = leadCreatedSnapshot({...lead, stage, owner: null})
+    const event = {id: randomUUID(), customerId, type: LEAD_CREATED, leadId: lead.id, payload: snapshot, createdAt: lead.createdAt}
+    return [insertOne('bench_floor_leads', leadToRow(lead)), insertOne('bench_floor_events', eventToRow(event))]
+  }
+}
+
+/** The scratch tables' two rows (through session 7). */
+function scratchTransaction(customerId: string): (i: number) => FloorTransaction {
+  return (i) => {
+    const leadId = randomUUID()
+    return [
+      insertOne('bench_floor_leads', {id: leadId, customer_id: customerId, contact_name: `Floor ${i}`, contact_email: `floor-${i}@example.org`, created_at: Date.now()}),
+      insertOne('bench_floor_events', {id: randomUUID(), lead_id: leadId, payload: JSON.stringify({lead_id: leadId, contact_name: `Floor ${i}`}), created_at: Date.now()}),
+    ]
+  }
+}
+
+function insertOne(table: string, row: object): Statement {
+  const columns = Object.keys(row)
+  return {sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, bindings: Object.values(row) as Statement['bindings']}
 }
 
 /**

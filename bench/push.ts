@@ -11,13 +11,15 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {loadConfig} from '../src/config/config.js'
+import {createDb} from '../src/db/knex.js'
+import {migrateLatest} from '../src/db/migrate.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 import {type CpuShares, cpuSharesLine, databasePid, meterCpu} from './process-cpu.js'
 import {LoadConnection, type LoadResponse} from './http-load.js'
-import {type FloorFigures, measureBulkFloor, measureFloor, median, p99, type Percentiles, settleDatabase} from './push-floor.js'
+import {type FloorFigures, type FloorTables, measureBulkFloor, measureFloor, median, p99, type Percentiles, settleDatabase} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
 const BULK_REQUESTS = 30
@@ -143,17 +145,31 @@ if (mysqlUrl) backends.push(['mariadb', {LEADS_DATABASE_URL: mysqlUrl, ...(redis
 const results: Array<[string, Figures]> = []
 // The floor is measured just before and just after the API on MariaDB: the API's writes leave
 // InnoDB work behind (purge, page flushing) that slows what runs next, so the API is compared
-// with the faster of the two, never with a floor its own run depressed.
-const floors: FloorFigures[] = []
+// with the faster of the two, never with a floor its own run depressed. Each time both floors
+// run: into copies of the service's own tables (the bars' floor) and into the scratch tables
+// used through session 7 (see push-floor.ts).
+const FLOOR_TABLES: readonly FloorTables[] = ['service', 'scratch']
+const floors: Array<{tables: FloorTables; when: 'before' | 'after'; figures: FloorFigures}> = []
+const measureFloors = async (when: 'before' | 'after') => {
+  for (const tables of FLOOR_TABLES) {
+    settled.push(await settleDatabase(mysqlUrl!))
+    floors.push({tables, when, figures: await measureFloor(mysqlUrl!, tables, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY, CONCURRENT_WARMUP)})
+  }
+}
 /** Seconds each wait for a settled database took (settleDatabase), in order. */
 const settled: number[] = []
+// The service-table floor copies the schema's leads and events tables: migrate before it runs.
+if (mysqlUrl) {
+  const db = createDb({client: 'mysql', url: mysqlUrl})
+  await migrateLatest(db)
+  await db.destroy()
+}
 const cpuAtStart = cpuTimes()
 for (const [label, env] of backends) {
+  if (label === 'mariadb') await measureFloors('before')
   if (label === 'mariadb') settled.push(await settleDatabase(mysqlUrl!))
-  if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY, CONCURRENT_WARMUP))
   results.push([label, await measure(label, env)])
-  if (label === 'mariadb') settled.push(await settleDatabase(mysqlUrl!))
-  if (label === 'mariadb') floors.push(await measureFloor(mysqlUrl!, SINGLE_SEQUENTIAL, SINGLE_CONCURRENT, CONCURRENCY, CONCURRENT_WARMUP))
+  if (label === 'mariadb') await measureFloors('after')
 }
 const cpuAtEnd = cpuTimes()
 fs.rmSync(dir, {recursive: true, force: true})
@@ -181,15 +197,19 @@ for (const line of [header, ...lines]) console.log(line.map((cell, i) => (i === 
 
 if (mysqlUrl) {
   const api = results[1]![1]
-  for (const [when, floor] of [['before', floors[0]!], ['after', floors[1]!]] as const) {
-    console.log(`Floor on MariaDB ${when} the API (the same two-insert transaction straight through mysql2): c=1 median ${floor.single.median.toFixed(2)} ms, p99 ${floor.single.p99.toFixed(2)} ms; c=${CONCURRENCY} ${floor.concurrentPerSecond.toFixed(0)} transactions/s`)
+  const described: Record<FloorTables, string> = {service: 'into copies of the service’s leads and events tables', scratch: 'into the scratch tables used through session 7'}
+  for (const {tables, when, figures} of floors) {
+    console.log(`Floor on MariaDB ${when} the API, ${described[tables]} (the same two-insert transaction straight through mysql2): c=1 median ${figures.single.median.toFixed(2)} ms, p99 ${figures.single.p99.toFixed(2)} ms; c=${CONCURRENCY} ${figures.concurrentPerSecond.toFixed(0)} transactions/s`)
   }
-  const fastest = {median: Math.min(...floors.map((floor) => floor.single.median)), rate: Math.max(...floors.map((floor) => floor.concurrentPerSecond))}
-  // Bars (MariaDB + Redis): c=16 at least 40% of the floor's rate, c=1 within 3x of the floor's time.
-  console.log(`API against the faster floor: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
+  for (const tables of FLOOR_TABLES) {
+    const of = floors.filter((floor) => floor.tables === tables).map((floor) => floor.figures)
+    const fastest = {median: Math.min(...of.map((floor) => floor.single.median)), rate: Math.max(...of.map((floor) => floor.concurrentPerSecond))}
+    // Bars (MariaDB + Redis), against the service-table floor: c=16 at least 40% of its rate, c=1 within 3x of its time.
+    console.log(`API against the faster floor ${described[tables]}${tables === 'service' ? ' (the bars)' : ''}: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
+  }
   console.log(cpuSharesLine(`CPU over the API's c=${CONCURRENCY} creates`, api.concurrentCpu, SINGLE_CONCURRENT, 'create'))
-  for (const [when, floor] of [['before', floors[0]!], ['after', floors[1]!]] as const) {
-    console.log(cpuSharesLine(`CPU over the floor's c=${CONCURRENCY} transactions (${when})`, floor.concurrentCpu, SINGLE_CONCURRENT, 'transaction'))
+  for (const {tables, when, figures} of floors) {
+    console.log(cpuSharesLine(`CPU over the ${tables}-table floor's c=${CONCURRENCY} transactions (${when})`, figures.concurrentCpu, SINGLE_CONCURRENT, 'transaction'))
   }
   console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2 (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`)
 }

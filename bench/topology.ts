@@ -154,7 +154,7 @@ const cpu: string[] = []
 let floorRate = 0
 
 try {
-  const floor = await measureFloor(databaseUrl, 200, CREATES, CONCURRENCY)
+  const floor = await measureFloor(databaseUrl, 'service', 200, CREATES, CONCURRENCY)
   floorRate = floor.concurrentPerSecond
   rows.push(['floor: two-insert transactions through mysql2', String(CONCURRENCY), floor.concurrentPerSecond.toFixed(0), '', '', ''])
 

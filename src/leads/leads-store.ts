@@ -479,7 +479,8 @@ interface LeadRow {
   change_seq: number | string
 }
 
-function leadToRow(lead: LeadRecord): LeadRow {
+/** The row a lead is stored as (also what the push bench's floor inserts). */
+export function leadToRow(lead: LeadRecord): LeadRow {
   return {
     id: lead.id,
     customer_id: lead.customerId,
