@@ -1,7 +1,7 @@
 import {ValidationError} from '../shared/errors.js'
 import type {LeadInput} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
-import {entryOf, findMatch, type MatchEntry} from './lead-matching.js'
+import {type MatchEntry, MatchPool} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 
 export const ON_DUPLICATE = ['update', 'skip', 'error'] as const
@@ -38,7 +38,7 @@ export function planBulk(
   now: number,
 ): BulkPlan {
   // Age order: existing leads oldest first (as the store returns them), then this request's new ones.
-  const leads: MatchEntry[] = [...existing]
+  const pool = new MatchPool(existing)
   const changed = new Set<string>()
   const outcomes: RowOutcome[] = []
 
@@ -48,10 +48,10 @@ export function planBulk(
       continue
     }
     const input = row.input
-    const match = findMatch(leads, input)
+    const match = pool.find(input)
     if (!match) {
       const lead = newLead(customerId, input, {stageId: defaults.stageId, sourceType: 'import'}, now)
-      leads.push(entryOf(lead))
+      pool.add(lead)
       changed.add(lead.id)
       outcomes.push({index: row.index, status: 'created', lead})
     } else if (onDuplicate === 'skip') {
@@ -65,12 +65,12 @@ export function planBulk(
         outcomes.push({index: row.index, status: 'failed', error: merged.error})
         continue
       }
-      leads[match.position] = entryOf(merged.lead)
+      pool.replace(match.position, merged.lead)
       changed.add(merged.lead.id)
       outcomes.push({index: row.index, status: 'updated', lead: merged.lead})
     }
   }
-  const finalState = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
+  const finalState = new Map(pool.leads().map((lead) => [lead.id, lead]))
   return {outcomes, writes: [...changed].map((id) => finalState.get(id) as LeadRecord)}
 }
 

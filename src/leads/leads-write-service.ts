@@ -15,7 +15,7 @@ import {AppError, ValidationError} from '../shared/errors.js'
 import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
 import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
-import {entryOf, findMatch, matchCandidates, type MatchEntry, newPeopleChecks} from './lead-matching.js'
+import {matchCandidates, type MatchEntry, MatchPool, newPeopleChecks} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadsStore, LeadWithRelations} from './leads-store.js'
 import {KeptPerCustomer, SetupCache} from './setup-cache.js'
@@ -272,17 +272,17 @@ export class LeadsWriteService {
     const now = this.clock.now()
     const merging = new Set<string>()
     for (const {customerId, members, known, candidates, subscribers} of customers) {
-      const leads = [...candidates]
-      const stored = new Map(leads.map((entry) => [entry.lead.id, entry.lead]))
+      const pool = new MatchPool(candidates)
+      const stored = new Map(candidates.map((entry) => [entry.lead.id, entry.lead]))
       const changed = new Map<string, LeadRecord>()
       for (const request of members) {
         try {
           const input = completeLeadInput(request.draft, known)
-          const match = findMatch(leads, input)
+          const match = pool.find(input)
           if (match && stored.has(match.lead.id)) merging.add(customerId)
           const record = match ? mergeLead(match.lead, input, now) : newLead(customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
-          if (match) leads[match.position] = entryOf(record)
-          else leads.push(entryOf(record))
+          if (match) pool.replace(match.position, record)
+          else pool.add(record)
           changed.set(record.id, record)
           const [lead] = (await this.leads.withRelations(customerId, [record], this.db, known.stages)) as [LeadWithRelations]
           if (!match) {

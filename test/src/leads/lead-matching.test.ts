@@ -1,6 +1,11 @@
 import {expect} from 'chai'
 
-import {normalizeEmail, phoneDigits, phoneLast10} from '../../../src/leads/lead-matching.js'
+import {customerSetup, parseLeadInput} from '../../../src/leads/lead-input.js'
+import {MatchPool, normalizeEmail, phoneDigits, phoneLast10} from '../../../src/leads/lead-matching.js'
+import {newLead} from '../../../src/leads/lead-merge.js'
+import type {LeadRecord} from '../../../src/leads/lead-types.js'
+
+const SETUP = customerSetup([{id: 'stage', customerId: 'customer', slug: 'new', name: 'New', color: '#888888', position: 0}], [])
 
 describe('match keys', function () {
   it('normalises emails by trimming and lower-casing', function () {
@@ -16,5 +21,45 @@ describe('match keys', function () {
     expect(phoneLast10('010-2000')).to.equal('0102000')
     expect(phoneDigits('ext. only')).to.equal(null)
     expect(phoneLast10(null)).to.equal(null)
+  })
+})
+
+describe('MatchPool', function () {
+  let made = 0
+  /** A lead record with the given contact; the rest as newLead would leave it. */
+  const lead = (contactEmail: string | null, contactPhone: string | null): LeadRecord => {
+    const input = parseLeadInput({contact_name: `Lead ${++made}`, ...(contactEmail ? {contact_email: contactEmail} : {}), ...(contactPhone ? {contact_phone: contactPhone} : {})}, SETUP)
+    return newLead('customer', input, {stageId: 'stage', sourceType: 'manual'}, 1_000 + made)
+  }
+  const entry = (record: LeadRecord) => ({lead: record, email: normalizeEmail(record.contactEmail), phone: phoneLast10(record.contactPhone)})
+
+  it('finds the oldest lead with the email, else the oldest with the phone’s last 10 digits', function () {
+    const older = lead(null, '+1 555 010 2000')
+    const byEmail = lead('Ada@Example.org', null)
+    const younger = lead('ada@example.org', '555-010-2000')
+    const pool = new MatchPool([entry(older), entry(byEmail), entry(younger)])
+    expect(pool.find({contactEmail: ' ADA@example.org', contactPhone: '5550102000'})).to.deep.equal({lead: byEmail, by: 'email', position: 1})
+    expect(pool.find({contactEmail: 'grace@example.org', contactPhone: '(555) 010-2000'})).to.deep.equal({lead: older, by: 'phone', position: 0})
+    expect(pool.find({contactEmail: 'grace@example.org', contactPhone: '555 010 9999'})).to.equal(null)
+    expect(pool.find({})).to.equal(null)
+  })
+
+  it('finds the leads added as the youngest, and a merged lead by its new keys only', function () {
+    const pool = new MatchPool([])
+    const first = lead('first@example.org', '555 010 1111')
+    pool.add(first)
+    const second = lead('second@example.org', '555 010 1111')
+    pool.add(second)
+    expect(pool.find({contactPhone: '5550101111'})!.lead).to.equal(first)
+    // The first merges a new email and phone: it keeps its age, loses its old keys.
+    const merged = {...first, contactEmail: 'renamed@example.org', contactPhone: '555 010 3333'}
+    pool.replace(0, merged)
+    expect(pool.find({contactEmail: 'first@example.org'})).to.equal(null)
+    expect(pool.find({contactPhone: '5550101111'})).to.deep.equal({lead: second, by: 'phone', position: 1})
+    expect(pool.find({contactEmail: 'renamed@example.org'})).to.deep.equal({lead: merged, by: 'email', position: 0})
+    // The older lead comes first again once it has the key back.
+    pool.replace(0, {...merged, contactPhone: '555 010 1111'})
+    expect(pool.find({contactPhone: '5550101111'})!.position).to.equal(0)
+    expect(pool.leads().map((record) => record.id)).to.deep.equal([first.id, second.id])
   })
 })
