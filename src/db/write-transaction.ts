@@ -1,5 +1,3 @@
-import type {Knex} from 'knex'
-
 import {isDeadlock} from './errors.js'
 import {isMysql, type Db} from './knex.js'
 import {noteStatement} from './statement-observer.js'

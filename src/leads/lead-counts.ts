@@ -1,5 +1,3 @@
-import type {Knex} from 'knex'
-
 import {type Db, isMysql} from '../db/knex.js'
 import type {Statement} from '../db/statements.js'
 import type {LeadLine} from '../customers/customer-types.js'

@@ -3,7 +3,6 @@ import fc from 'fast-check'
 
 import type {Scope} from '../../src/keys/scopes.js'
 import {forEachBackend} from '../helpers/backends.js'
-import type {TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon, type TestResponse} from '../helpers/test-daemon.js'
 
 /**
