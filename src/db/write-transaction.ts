@@ -14,6 +14,13 @@ export interface WriteTransaction {
    * rest. The transaction commits only once they succeeded; a failure fails the transaction.
    */
   sendAhead(statements: readonly Statement[]): void
+  /**
+   * The statements written out as the database will receive them (MySQL: values in the text,
+   * formatted as the connection formats them; SQLite: unchanged), so a write can do that work
+   * while it waits on the database rather than when it sends them. The result carries no
+   * bindings; it may share a batch with statements that do (the formatter skips quoted text).
+   */
+  format(statements: readonly Statement[]): Statement[]
 }
 
 /** What a transaction's work leaves to be sent with its COMMIT, and the value it returns. */
@@ -68,7 +75,7 @@ async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Pro
   return db.transaction(async (trx) => {
     // In-process and one statement at a time: what is sent ahead simply runs first.
     const ahead: Statement[] = []
-    let outcome = await work({send: (statements) => runEach(trx, statements), sendAhead: (statements) => void ahead.push(...statements)})
+    let outcome = await work({send: (statements) => runEach(trx, statements), sendAhead: (statements) => void ahead.push(...statements), format: (statements) => [...statements]})
     for (;;) {
       try {
         await runEach(trx, [...ahead.splice(0), ...outcome.commitWith])
@@ -114,7 +121,9 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
     const sendAhead = (statements: readonly Statement[]) => {
       if (statements.length > 0) ahead.push(send(statements).then(() => undefined, (error: unknown) => ({failed: error})))
     }
-    let outcome = await work({send: (statements) => send(statements), sendAhead})
+    const format = (statements: readonly Statement[]) =>
+      statements.map((statement) => ({sql: (connection as MysqlConnection).format(statement.sql, statement.bindings), bindings: []}))
+    let outcome = await work({send: (statements) => send(statements), sendAhead, format})
     for (;;) {
       try {
         await commit(outcome)
@@ -138,6 +147,7 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
 interface MysqlConnection {
   /** The query's emitter says 'fields' as each statement's answer begins (undefined for a write). */
   query(options: {sql: string}, values: unknown[], done: (error: Error | null, results: unknown) => void): {on(event: 'fields', listener: () => void): void}
+  format(sql: string, values: readonly unknown[]): string
 }
 
 /**

@@ -12,7 +12,7 @@ import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {AppError, ValidationError} from '../shared/errors.js'
-import {type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
+import {type BulkPlan, type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk, type RowOutcome} from './bulk-plan.js'
 import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import {mergeLead, newLead} from './lead-merge.js'
 import {matchCandidates, type MatchEntry, MatchPool, newPeopleChecks} from './lead-matching.js'
@@ -160,6 +160,8 @@ export class LeadsWriteService {
 
   /** How groups of creates were written since start (for the metrics): as new, checked, and guesses refused. */
   readonly groupsWritten = {asNew: 0, checked: 0, guessRefused: 0}
+  /** Bulk writes planned while their reads were out (used) and planned again after them (dropped): see guessAllNew. */
+  readonly bulkGuesses = {used: 0, dropped: 0}
 
   private readonly creates = new GroupCommitter<CreateRequest, CreateResult>((requests, release) => this.writeCreates(requests, release), CREATE_GROUPS)
 
@@ -336,23 +338,37 @@ export class LeadsWriteService {
       const setup = this.readSetup(reads, customerId)
       // A dry run reads without locking and writes nothing.
       const candidates = this.readCandidates(reads, customerId, drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])), write)
-      await reads.send(trx)
+      const answered = reads.send(trx)
+      // The guess is planned (synchronously) while the database takes the match-key locks and
+      // reads the candidates: the request's first round trip, about 16 ms for 500 rows.
+      const guess = write ? this.guessAllNew(trx, customerId, drafts, request.onDuplicate) : null
+      await answered
       const known = await setup(trx)
-
-      const rows: BulkRow[] = drafts.map((draft, index) => {
-        const parsed = 'value' in draft ? attempt(() => completeLeadInput(draft.value, known)) : draft
-        return 'value' in parsed ? {index, input: parsed.value} : {index, error: parsed.error}
-      })
       const existing = candidates()
-      const plan = planBulk(customerId, rows, existing, request.onDuplicate, {stageId: firstStageId(known.stages)}, this.clock.now())
+      const holds = guess !== null && guess.setup === known && existing.length === 0
+      if (guess) this.bulkGuesses[holds ? 'used' : 'dropped']++
+      const planned = holds ? guess : planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())
       // The leads go ahead: the database writes them (the larger part of its work) while their
       // counts, search words and the stored response are built.
-      if (write) trx.sendAhead(this.leads.upsertRows(plan.writes))
-      const result = {dryRun: request.dryRun, outcomes: plan.outcomes, unknownCustomFields: unknownFieldReport(rows)}
-      const derived = write ? this.leads.derivedFromUpsert(plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
+      if (write) trx.sendAhead(holds ? guess.leadRows : this.leads.upsertRows(planned.plan.writes))
+      const result = {dryRun: request.dryRun, outcomes: planned.plan.outcomes, unknownCustomFields: unknownFieldReport(planned.rows)}
+      const derived = write ? this.leads.derivedFromUpsert(planned.plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
       const stored = hooks.key ? this.idempotency.completeStatements([storedResponse(hooks.key, result)]) : []
       return {value: result, commitWith: [...derived, ...stored], beforeCommit: hooks.beforeCommit}
     })
+  }
+
+  /**
+   * A bulk request planned before its reads answer, on the guess that holds for a batch of new
+   * people: no row matches a stored lead, and the customer's setup is the one kept. Its leads'
+   * insert is written out too, ready to send. Null when no setup is kept. The caller uses it only
+   * when the reads bear both out, and plans again otherwise.
+   */
+  private guessAllNew(trx: WriteTransaction, customerId: string, drafts: readonly ParsedDraft[], onDuplicate: OnDuplicate): (PlannedBulk & {setup: CustomerSetup; leadRows: Statement[]}) | null {
+    const setup = this.setups.get(customerId)?.setup
+    if (!setup) return null
+    const planned = planBulkRequest(customerId, drafts, [], setup, onDuplicate, this.clock.now())
+    return {...planned, setup, leadRows: trx.format(this.leads.upsertRows(planned.plan.writes))}
   }
 
   /**
@@ -388,6 +404,23 @@ export class LeadsWriteService {
     reads.add(...locks)
     return read ? reads.read(read) : () => []
   }
+}
+
+/** A bulk row's draft, or the validation error that refused it. */
+type ParsedDraft = ReturnType<typeof attempt<LeadDraft>>
+
+/** A bulk request's rows completed with the customer's setup, and their plan. */
+interface PlannedBulk {
+  rows: BulkRow[]
+  plan: BulkPlan
+}
+
+function planBulkRequest(customerId: string, drafts: readonly ParsedDraft[], existing: MatchEntry[], known: CustomerSetup, onDuplicate: OnDuplicate, now: number): PlannedBulk {
+  const rows: BulkRow[] = drafts.map((draft, index) => {
+    const parsed = 'value' in draft ? attempt(() => completeLeadInput(draft.value, known)) : draft
+    return 'value' in parsed ? {index, input: parsed.value} : {index, error: parsed.error}
+  })
+  return {rows, plan: planBulk(customerId, rows, existing, onDuplicate, {stageId: firstStageId(known.stages)}, now)}
 }
 
 /** A bulk row's parsed value, or the validation error that refused it (the row fails alone). */

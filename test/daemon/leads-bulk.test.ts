@@ -2,7 +2,7 @@ import {expect} from 'chai'
 
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {newTenant, openServices, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 const BULK = '/api/agents/crm/leads/bulk'
@@ -160,6 +160,64 @@ describe('POST /api/agents/crm/leads/bulk', function () {
     it('answers a non-JSON body with 415', async function () {
       const response = await daemon.request(BULK, {method: 'POST', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'text/csv'}, body: 'contact_name\nAda'})
       expect(response.status).to.equal(415)
+    })
+
+    /**
+     * A tenant's first bulk request keeps its setup; the ones after it are planned while their
+     * reads are out, on the guess that every row is a new person and the setup is unchanged
+     * (LeadsWriteService.guessAllNew). The guess must never change an answer.
+     */
+    describe('planned before its reads answer', function () {
+      const guesses = () => ({...daemon.services.leadsWrite.bulkGuesses})
+      const leadsNamed = async (search: string) =>
+        (await daemon.request(`/api/agents/crm/leads?include_custom_fields=true&search=${encodeURIComponent(search)}`, {token: tenant.token, customerId: tenant.customer.id})).body.leads
+
+      it('writes the guessed plan when every row is new', async function () {
+        await bulk({leads: [{contact_name: 'Arms the guess'}]})
+        const before = guesses()
+        const response = await bulk({leads: [{contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'}, {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}}]}, 'guessed-plan')
+        expect(response.status).to.equal(200)
+        expect(response.body.summary).to.deep.equal({received: 2, created: 2, updated: 0, skipped: 0, failed: 0})
+        expect(guesses()).to.deep.equal({used: before.used + 1, dropped: before.dropped})
+        const found = await leadsNamed('guessed')
+        expect(found.map((lead: {id: string}) => lead.id).sort()).to.deep.equal(response.body.results.map((row: {lead_id: string}) => row.lead_id).sort())
+        expect(found.find((lead: {contact_name: string}) => lead.contact_name === 'Guessed Two').custom_fields).to.deep.equal({budget: 7})
+        const replay = await bulk({leads: [{contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'}, {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}}]}, 'guessed-plan')
+        expect(replay.body).to.deep.equal(response.body)
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 0})
+      })
+
+      it('plans again when a row matches a stored lead', async function () {
+        await bulk({leads: [{contact_name: 'Arms the guess'}]})
+        const known = await postJson(daemon, tenant, CREATE, {contact_name: 'Known', contact_email: 'known@example.org'})
+        const before = guesses()
+        const response = await bulk({leads: [{contact_email: 'fresh@example.org'}, {contact_email: 'KNOWN@example.org', contact_phone: '555 010 7001'}]})
+        expect(response.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created', 'updated'])
+        expect(response.body.results[1].lead_id).to.equal(known.body.lead.id)
+        expect(guesses()).to.deep.equal({used: before.used, dropped: before.dropped + 1})
+        expect((await counts(daemon, tenant)).leads).to.equal(3)
+        const [merged] = await leadsNamed('known@example.org')
+        expect(merged).to.include({id: known.body.lead.id, contact_name: 'Known', contact_phone: '555 010 7001'})
+      })
+
+      it('uses a stage and a field another process added since the setup was kept', async function () {
+        await bulk({leads: [{contact_name: 'Arms the guess'}]})
+        const operator = await openServices(backend)
+        try {
+          await operator.customers.addStage(tenant.customer.id, {slug: 'vip', name: 'VIP'})
+          await operator.customers.addField(tenant.customer.id, {slug: 'shoe_size', type: 'number'})
+        } finally {
+          await operator.close()
+        }
+        const before = guesses()
+        const response = await bulk({leads: [{contact_name: 'Staged Shopper', stage_slug: 'vip', custom_fields: {shoe_size: 44}}]})
+        expect(response.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created'])
+        expect(response.body.unknown_custom_fields).to.deep.equal([])
+        expect(guesses()).to.deep.equal({used: before.used, dropped: before.dropped + 1})
+        const [staged] = await leadsNamed('staged shopper')
+        expect(staged.current_stage.slug).to.equal('vip')
+        expect(staged.custom_fields).to.deep.equal({shoe_size: 44})
+      })
     })
 
     it('ends a bulk row and simultaneous single creates of one person as one lead', async function () {
