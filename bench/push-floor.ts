@@ -45,26 +45,33 @@ const percentiles = (values: readonly number[]): Percentiles => ({median: median
 export type FloorTables = 'service' | 'scratch'
 
 /** The two inserts of one floor transaction, built before the clock starts. */
-type FloorTransaction = [lead: Statement, event: Statement]
+export type FloorTransaction = [lead: Statement, event: Statement]
 
 /**
- * `sequential` transactions one at a time, then `concurrent` at `concurrency` in flight, timed;
- * `warmup` more at `concurrency` go untimed before the timed concurrent ones, as the API's do.
+ * The floor's tables on one pool: copies of the service's tables (or the scratch tables), and
+ * transactions into them, each built before it is timed. `close` drops the tables.
  */
-export async function measureFloor(url: string, tables: FloorTables, sequential: number, concurrent: number, concurrency: number, warmup = 0): Promise<FloorFigures> {
-  const pool = mysql.createPool({uri: url, connectionLimit: concurrency})
-  try {
-    await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
-    if (tables === 'service') {
-      await pool.query('CREATE TABLE bench_floor_leads LIKE leads')
-      await pool.query('CREATE TABLE bench_floor_events LIKE events')
-    } else {
-      await pool.query('CREATE TABLE bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB')
-      await pool.query('CREATE TABLE bench_floor_events (id VARCHAR(36) PRIMARY KEY, lead_id VARCHAR(36) NOT NULL, payload TEXT NOT NULL, created_at BIGINT NOT NULL) ENGINE=InnoDB')
-    }
-    const build = tables === 'service' ? serviceTransaction(randomUUID(), randomUUID()) : scratchTransaction(randomUUID())
-    const transactions = Array.from({length: sequential + warmup + concurrent}, (_, i) => build(i))
-    const create = async ([lead, event]: FloorTransaction) => {
+export interface FloorSession {
+  /** Builds the `i`th transaction's rows (before any clock starts). */
+  build(i: number): FloorTransaction
+  /** Runs one transaction (begin, the two inserts, commit) on a pooled connection. */
+  run(transaction: FloorTransaction): Promise<void>
+  close(): Promise<void>
+}
+
+export async function openFloor(url: string, tables: FloorTables, connections: number): Promise<FloorSession> {
+  const pool = mysql.createPool({uri: url, connectionLimit: connections})
+  await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
+  if (tables === 'service') {
+    await pool.query('CREATE TABLE bench_floor_leads LIKE leads')
+    await pool.query('CREATE TABLE bench_floor_events LIKE events')
+  } else {
+    await pool.query('CREATE TABLE bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB')
+    await pool.query('CREATE TABLE bench_floor_events (id VARCHAR(36) PRIMARY KEY, lead_id VARCHAR(36) NOT NULL, payload TEXT NOT NULL, created_at BIGINT NOT NULL) ENGINE=InnoDB')
+  }
+  return {
+    build: tables === 'service' ? serviceTransaction(randomUUID(), randomUUID()) : scratchTransaction(randomUUID()),
+    run: async ([lead, event]) => {
       const connection = await pool.getConnection()
       try {
         await connection.beginTransaction()
@@ -74,17 +81,32 @@ export async function measureFloor(url: string, tables: FloorTables, sequential:
       } finally {
         connection.release()
       }
-    }
+    },
+    close: async () => {
+      await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
+      await pool.end()
+    },
+  }
+}
+
+/**
+ * `sequential` transactions one at a time, then `concurrent` at `concurrency` in flight, timed;
+ * `warmup` more at `concurrency` go untimed before the timed concurrent ones, as the API's do.
+ */
+export async function measureFloor(url: string, tables: FloorTables, sequential: number, concurrent: number, concurrency: number, warmup = 0): Promise<FloorFigures> {
+  const floor = await openFloor(url, tables, concurrency)
+  try {
+    const transactions = Array.from({length: sequential + warmup + concurrent}, (_, i) => floor.build(i))
     const single: number[] = []
     for (let i = 0; i < sequential; i++) {
       const started = performance.now()
-      await create(transactions[i]!)
+      await floor.run(transactions[i]!)
       single.push(performance.now() - started)
     }
     let next = 0
     const atConcurrency = async (count: number) =>
       Promise.all(Array.from({length: concurrency}, async () => {
-        while (next < count) await create(transactions[sequential + next++]!)
+        while (next < count) await floor.run(transactions[sequential + next++]!)
       }))
     await atConcurrency(warmup)
     const cpu = meterCpu({client: process.pid, database: databasePid()})
@@ -93,8 +115,7 @@ export async function measureFloor(url: string, tables: FloorTables, sequential:
     const seconds = (performance.now() - started) / 1000
     return {single: percentiles(single), concurrentPerSecond: concurrent / seconds, concurrentCpu: cpu.stop()}
   } finally {
-    await pool.query('DROP TABLE IF EXISTS bench_floor_leads, bench_floor_events')
-    await pool.end()
+    await floor.close()
   }
 }
 

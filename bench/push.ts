@@ -2,7 +2,8 @@
  * Push throughput through the real daemon (its own process) over loopback HTTP, SQLite against
  * MariaDB (+ Redis when LEADS_BENCH_REDIS_URL is set): bulk 500 new rows, bulk 500 rows that all
  * merge, single create at concurrency 1 and 16. With MariaDB it also measures the floor under a
- * create in the same run (bench/push-floor.ts). LEADS_BENCH_PROFILE=<dir> profiles the daemon.
+ * create in the same run (bench/push-floor.ts): before and after the API, and at c=1 interleaved
+ * with the API's sequential creates. LEADS_BENCH_PROFILE=<dir> profiles the daemon.
  * Run: npm run build && LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench node dist/bench/push.js
  */
 import {randomUUID} from 'node:crypto'
@@ -19,11 +20,16 @@ import {spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 import {type CpuShares, cpuSharesLine, databasePid, meterCpu} from './process-cpu.js'
 import {LoadConnection, type LoadResponse} from './http-load.js'
-import {type FloorFigures, type FloorTables, measureBulkFloor, measureFloor, median, p99, type Percentiles, settleDatabase} from './push-floor.js'
+import {type FloorFigures, type FloorTables, measureBulkFloor, measureFloor, median, openFloor, p99, type Percentiles, settleDatabase} from './push-floor.js'
 
 const MASTER_KEY = 'cd'.repeat(32)
 const BULK_REQUESTS = 30
 const SINGLE_SEQUENTIAL = 300
+/** Bursts of creates at c=16 alternated with as many of the floor's transactions (MariaDB), and their size. */
+const ALTERNATED_ROUNDS = 6
+const ALTERNATED_BURST = 500
+/** Sequential creates between two runs of as many floor transactions (MariaDB). */
+const SEQUENTIAL_BLOCK = 10
 const SINGLE_CONCURRENT = 3000
 /**
  * Untimed creates at c=16 before the timed ones, and the same number of untimed transactions in
@@ -48,6 +54,10 @@ interface Figures {
   concurrentCpu: CpuShares
   /** MariaDB only: the same statements as a bulk request of new leads, sent straight through mysql2. */
   bulkFloor?: Percentiles
+  /** MariaDB only: the floor's c=1 transactions into copies of the service's tables, interleaved with the sequential creates. */
+  singleFloor?: Percentiles
+  /** MariaDB only: creates/s at c=16 in bursts alternated with bursts of the floor's transactions. */
+  alternated?: {api: number; floor: number}
 }
 
 async function timed(work: () => Promise<LoadResponse>, expected: number): Promise<number> {
@@ -93,8 +103,24 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     const mysqlUrl = env['LEADS_DATABASE_URL']?.startsWith('mysql') ? env['LEADS_DATABASE_URL'] : undefined
     if (mysqlUrl) settled.push(await settleDatabase(mysqlUrl))
     const single: number[] = []
-    for (let i = 0; i < SINGLE_SEQUENTIAL; i++) {
-      single.push(await timed(() => post(one, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
+    // On MariaDB the sequential creates alternate, block by block, with the floor's transactions
+    // into copies of the service's tables: a create at c=1 here moves by half from one minute to
+    // the next (docs/performance.md), and both then see the same minutes.
+    const floor = mysqlUrl ? await openFloor(mysqlUrl, 'service', 1) : null
+    const singleFloor: number[] = []
+    try {
+      const floorTransactions = floor ? Array.from({length: SINGLE_SEQUENTIAL}, (_, i) => floor.build(i)) : []
+      for (let i = 0; i < SINGLE_SEQUENTIAL; i++) {
+        single.push(await timed(() => post(one, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
+        if (!floor || (i + 1) % SEQUENTIAL_BLOCK !== 0) continue
+        for (const transaction of floorTransactions.slice(i + 1 - SEQUENTIAL_BLOCK, i + 1)) {
+          const started = performance.now()
+          await floor.run(transaction)
+          singleFloor.push(performance.now() - started)
+        }
+      }
+    } finally {
+      await floor?.close()
     }
 
     let next = 0
@@ -116,10 +142,13 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     await atConcurrency(CONCURRENT_WARMUP + SINGLE_CONCURRENT)
     const seconds = (performance.now() - started) / 1000
     const concurrentCpu = cpu.stop()
+    const concurrentTimes = concurrent.splice(0)
+    const alternated = mysqlUrl ? await alternateWithFloor(mysqlUrl, (count) => atConcurrency(count), () => next) : undefined
     for (const connection of connections) connection.close()
     await daemon.stop()
     return {
-      ...(mysqlUrl ? {bulkFloor: await measureBulkFloor(mysqlUrl, customer.id, BULK_REQUESTS, (batch) => rows(BULK_REQUESTS + batch))} : {}),
+      ...(alternated ? {alternated} : {}),
+      ...(mysqlUrl ? {bulkFloor: await measureBulkFloor(mysqlUrl, customer.id, BULK_REQUESTS, (batch) => rows(BULK_REQUESTS + batch)), singleFloor: {median: median(singleFloor), p99: p99(singleFloor)}} : {}),
       bulkNewMedianMs: median(bulkNew),
       bulkNewP99Ms: p99(bulkNew),
       bulkMergeMedianMs: median(bulkMerge),
@@ -127,8 +156,8 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
       singleMedianMs: median(single),
       singleP99Ms: p99(single),
       concurrentPerSecond: SINGLE_CONCURRENT / seconds,
-      concurrentMedianMs: median(concurrent),
-      concurrentP99Ms: p99(concurrent),
+      concurrentMedianMs: median(concurrentTimes),
+      concurrentP99Ms: p99(concurrentTimes),
       concurrentCpu,
     }
   } finally {
@@ -174,7 +203,39 @@ for (const [label, env] of backends) {
 const cpuAtEnd = cpuTimes()
 fs.rmSync(dir, {recursive: true, force: true})
 
-const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor' | 'concurrentCpu'>, string]> = [
+/**
+ * Creates at c=16 in ALTERNATED_ROUNDS bursts of ALTERNATED_BURST, each followed by as many of
+ * the floor's transactions (copies of the service's tables) at c=16: the two rates over the same
+ * minutes. The floor and the API measured a minute apart differ by up to half on this machine
+ * (docs/performance.md). `create(upTo)` runs the API's creates until its counter reaches `upTo`.
+ */
+async function alternateWithFloor(url: string, create: (upTo: number) => Promise<unknown>, counter: () => number): Promise<{api: number; floor: number}> {
+  const floor = await openFloor(url, 'service', CONCURRENCY)
+  try {
+    const transactions = Array.from({length: CONCURRENT_WARMUP + ALTERNATED_ROUNDS * ALTERNATED_BURST}, (_, i) => floor.build(i))
+    let next = 0
+    const floorBurst = (count: number) =>
+      Promise.all(Array.from({length: CONCURRENCY}, async () => {
+        while (next < count) await floor.run(transactions[next++]!)
+      }))
+    await floorBurst(CONCURRENT_WARMUP)
+    const took = {api: 0, floor: 0}
+    for (let round = 0; round < ALTERNATED_ROUNDS; round++) {
+      let started = performance.now()
+      await create(counter() + ALTERNATED_BURST)
+      took.api += performance.now() - started
+      started = performance.now()
+      await floorBurst(next + ALTERNATED_BURST)
+      took.floor += performance.now() - started
+    }
+    const total = ALTERNATED_ROUNDS * ALTERNATED_BURST
+    return {api: (1000 * total) / took.api, floor: (1000 * total) / took.floor}
+  } finally {
+    await floor.close()
+  }
+}
+
+const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor' | 'singleFloor' | 'alternated' | 'concurrentCpu'>, string]> = [
   ['bulk 500 new rows, median ms', 'bulkNewMedianMs', '< 50'],
   ['bulk 500 new rows, p99 ms', 'bulkNewP99Ms', ''],
   ['bulk 500 merging rows, median ms', 'bulkMergeMedianMs', '< 200'],
@@ -207,6 +268,10 @@ if (mysqlUrl) {
     // Bars (MariaDB + Redis), against the service-table floor: c=16 at least 40% of its rate, c=1 within 3x of its time.
     console.log(`API against the faster floor ${described[tables]}${tables === 'service' ? ' (the bars)' : ''}: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
   }
+  const alternated = api.alternated!
+  console.log(`c=${CONCURRENCY} alternated with the floor ${described.service}, ${ALTERNATED_ROUNDS} bursts of ${ALTERNATED_BURST} each (the same minutes): API ${alternated.api.toFixed(0)} creates/s, floor ${alternated.floor.toFixed(0)} transactions/s; the API ${((100 * alternated.api) / alternated.floor).toFixed(0)}% of the floor's rate`)
+  const interleaved = api.singleFloor!
+  console.log(`c=1 against the floor ${described.service}, interleaved with the API's sequential creates ${SEQUENTIAL_BLOCK} by ${SEQUENTIAL_BLOCK} (the same minutes): floor median ${interleaved.median.toFixed(2)} ms, p99 ${interleaved.p99.toFixed(2)} ms; the API ${(api.singleMedianMs / interleaved.median).toFixed(1)}x the floor's time`)
   console.log(cpuSharesLine(`CPU over the API's c=${CONCURRENCY} creates`, api.concurrentCpu, SINGLE_CONCURRENT, 'create'))
   for (const {tables, when, figures} of floors) {
     console.log(cpuSharesLine(`CPU over the ${tables}-table floor's c=${CONCURRENCY} transactions (${when})`, figures.concurrentCpu, SINGLE_CONCURRENT, 'transaction'))
