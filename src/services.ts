@@ -131,7 +131,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
   const leadsWrite = new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, idempotencyStore, clock)
-  const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock, () => leadsWrite.groupsWritten))
+  const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock, () => leadsWrite))
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
   const keys = new KeysService(keysStore, customers, clock)
