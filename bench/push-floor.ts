@@ -153,20 +153,20 @@ function insertOne(table: string, row: object): Statement {
  * match-key locks and lookup, then the leads, their counts and search words, with the COMMIT),
  * built by the daemon's own stores before the clock starts and sent straight through mysql2 in
  * the same two round trips. What is left is what the database itself needs for the request.
+ * `run` times one request of the given raw rows; `close` ends the session's connections.
  */
-export async function measureBulkFloor(url: string, customerId: string, requests: number, rows: (batch: number) => unknown[]): Promise<Percentiles> {
+export async function openBulkFloor(url: string, customerId: string): Promise<{run(rows: unknown[]): Promise<number>; close(): Promise<void>}> {
   const db = createDb({client: 'mysql', url})
   const pool = mysql.createPool({uri: url, connectionLimit: 1, multipleStatements: true})
-  try {
-    const customers = new CustomersStore(db)
-    const setup = customerSetup(await customers.listStages(customerId), await customers.listFields(customerId))
-    const store = new LeadsStore(db)
-    const send = async (connection: mysql.PoolConnection, statements: readonly Statement[]) => {
-      await connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => [...statement.bindings]))
-    }
-    const times: number[] = []
-    for (let batch = 0; batch < requests; batch++) {
-      const inputs = rows(batch).map((raw) => parseLeadInput(raw, setup))
+  const customers = new CustomersStore(db)
+  const setup = customerSetup(await customers.listStages(customerId), await customers.listFields(customerId))
+  const store = new LeadsStore(db)
+  const send = async (connection: mysql.PoolConnection, statements: readonly Statement[]) => {
+    await connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => [...statement.bindings]))
+  }
+  return {
+    run: async (rows) => {
+      const inputs = rows.map((raw) => parseLeadInput(raw, setup))
       const now = Date.now()
       const leads = inputs.map((input) => newLead(customerId, input, {stageId: setup.stages[0]!.id, sourceType: 'import'}, now))
       const {locks, read} = matchCandidates(store, customerId, inputs, true)
@@ -177,15 +177,15 @@ export async function measureBulkFloor(url: string, customerId: string, requests
         const started = performance.now()
         await send(connection, first)
         await send(connection, second)
-        times.push(performance.now() - started)
+        return performance.now() - started
       } finally {
         connection.release()
       }
-    }
-    return percentiles(times)
-  } finally {
-    await pool.end()
-    await db.destroy()
+    },
+    close: async () => {
+      await pool.end()
+      await db.destroy()
+    },
   }
 }
 
