@@ -108,11 +108,18 @@ export class StatementBatch {
     return this
   }
 
+  /**
+   * The handle turns the statement's result into its value once per send and gives that value to
+   * every later call: a caller may ask per row (`events().get(id)`) without building it again.
+   */
   read<T>(read: Read<T>): () => T {
     const position = this.statements.push(read.statement) - 1
+    let value: {from: StatementResult[]; of: T} | null = null
     return () => {
-      if (this.results === null) throw new Error('the batch has not been sent')
-      return read.read(this.results[position]!)
+      const results = this.results
+      if (results === null) throw new Error('the batch has not been sent')
+      if (value?.from !== results) value = {from: results, of: read.read(results[position]!)}
+      return value.of
     }
   }
 

@@ -60,13 +60,16 @@ export class DeliveryClaims {
     await batch.send({send: (statements) => sendBatch(this.db, statements)})
 
     const ready: ClaimedDelivery[] = []
+    // Each webhook's secret is opened once per claim, not once per delivery.
+    const secrets = new Map<string, string>()
+    const secretOf = (webhookId: string, ciphertext: string) => secrets.get(webhookId) ?? secrets.set(webhookId, this.secrets.open(ciphertext)).get(webhookId)!
     for (const {delivery, priorAttempts} of rows()) {
       const loaded = webhooks().get(delivery.webhookId)
       const event = events().get(delivery.eventId)
       if (!loaded) await this.settle(delivery.id, 'cancelled', 'webhook deleted')
       else if (!loaded.webhook.isActive) await this.settle(delivery.id, 'cancelled', 'webhook disabled')
       else if (!event) await this.settle(delivery.id, 'failed', 'event not found')
-      else ready.push({delivery, webhook: loaded.webhook, secret: this.secrets.open(loaded.secretCiphertext), event, priorAttempts})
+      else ready.push({delivery, webhook: loaded.webhook, secret: secretOf(delivery.webhookId, loaded.secretCiphertext), event, priorAttempts})
     }
     return ready
   }

@@ -58,6 +58,9 @@ export function defaultWorkerId(hostname = os.hostname()): string {
   return hostname.slice(0, WORKER_ID_MAX_LENGTH - suffix.length) + suffix
 }
 
+/** How long a worker with nearly every slot taken waits for more to free before it takes again (see moreFreeSlots). */
+const REFILL_WAIT_MS = 5
+
 /** How a delivery's attempts ended. */
 type AttemptsEnd = {kind: 'succeeded'} | {kind: 'failed'; lastError: string} | {kind: 'lost'} | {kind: 'stopped'}
 
@@ -141,6 +144,28 @@ export class DeliveryWorker {
   /** Re-dispatches deliveries left behind; returns how many. Runs on a timer, callable from tests. */
   async sweep(): Promise<number> {
     return this.sweeper.sweep()
+  }
+
+  /** How many free slots a saturated worker waits for (at most REFILL_WAIT_MS) before it takes more. */
+  private refillBatch(): number {
+    return Math.max(1, Math.floor(this.options.concurrency / 4))
+  }
+
+  /**
+   * Waits until a refill batch of slots is free or `waitMs` have passed. A worker with every slot
+   * taken would otherwise take and claim one delivery each time one finishes: a Redis read, a
+   * claim round trip and its statements per delivery. Waiting a few milliseconds lets one take
+   * and one claim serve several, and delays a delivery by at most that.
+   */
+  private async moreFreeSlots(waitMs: number): Promise<void> {
+    const deadline = performance.now() + waitMs
+    while (this.running && this.inFlight.size > 0 && this.options.concurrency - this.inFlight.size < this.refillBatch()) {
+      const left = deadline - performance.now()
+      if (left <= 0) return
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([Promise.race(this.inFlight), new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))])
+      clearTimeout(timer)
+    }
   }
 
   /** Delivers one delivery if this worker can claim it; resolves when it is finished. */
@@ -232,6 +257,7 @@ export class DeliveryWorker {
         await Promise.race(this.inFlight)
         continue
       }
+      if (free < this.refillBatch()) await this.moreFreeSlots(REFILL_WAIT_MS)
       let ids: string[]
       try {
         ids = await this.deps.queue.take(free, 1000)

@@ -42,6 +42,23 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).orderBy('id').pluck('n')).to.deep.equal([10, 2, 3])
     })
 
+    it('builds a read’s value once per send, however often its handle is called', async function () {
+      let built = 0
+      await inWriteTransaction(db, async (trx) => {
+        await trx.send([insert('a', 1)])
+        const reads = new StatementBatch()
+        const ids = reads.read({statement: compile(db(TABLE).select('id')), read: (result) => (built++, result.rows.map((row) => row['id']))})
+        await reads.send(trx)
+        for (let i = 0; i < 5; i++) expect(ids()).to.deep.equal(['a'])
+        expect(built).to.equal(1)
+        await trx.send([insert('b', 2)])
+        await reads.send(trx)
+        expect(ids()).to.have.members(['a', 'b'])
+        expect(built).to.equal(2)
+        return {value: null, commitWith: []}
+      })
+    })
+
     it('rolls back every batch when a statement of the last one fails', async function () {
       const failing = inWriteTransaction(db, async (trx) => {
         await trx.send([insert('a', 1)])
