@@ -157,6 +157,12 @@ export class LeadsWriteService {
    * has already does not pay it on every create.
    */
   private readonly merging = new KeptPerCustomer<boolean>()
+  /**
+   * Customers whose latest bulk write found stored leads among its rows' matches. Their next bulk
+   * is not guessed (guessAllNew): a customer re-sending people it has already would otherwise
+   * plan every request twice.
+   */
+  private readonly bulkMatching = new KeptPerCustomer<boolean>()
 
   /** How groups of creates were written since start (for the metrics): as new, checked, and guesses refused. */
   readonly groupsWritten = {asNew: 0, checked: 0, guessRefused: 0}
@@ -345,6 +351,7 @@ export class LeadsWriteService {
       await answered
       const known = await setup(trx)
       const existing = candidates()
+      if (write) this.bulkMatching.set(customerId, existing.length > 0)
       const holds = guess !== null && guess.setup === known && existing.length === 0
       if (guess) this.bulkGuesses[holds ? 'used' : 'dropped']++
       const planned = holds ? guess : planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())
@@ -361,12 +368,13 @@ export class LeadsWriteService {
   /**
    * A bulk request planned before its reads answer, on the guess that holds for a batch of new
    * people: no row matches a stored lead, and the customer's setup is the one kept. Its leads'
-   * insert is written out too, ready to send. Null when no setup is kept. The caller uses it only
-   * when the reads bear both out, and plans again otherwise.
+   * insert is written out too, ready to send. Null when no setup is kept, or when the customer's
+   * latest bulk matched stored leads. The caller uses it only when the reads bear both out, and
+   * plans again otherwise.
    */
   private guessAllNew(trx: WriteTransaction, customerId: string, drafts: readonly ParsedDraft[], onDuplicate: OnDuplicate): (PlannedBulk & {setup: CustomerSetup; leadRows: Statement[]}) | null {
     const setup = this.setups.get(customerId)?.setup
-    if (!setup) return null
+    if (!setup || this.bulkMatching.get(customerId)) return null
     const planned = planBulkRequest(customerId, drafts, [], setup, onDuplicate, this.clock.now())
     return {...planned, setup, leadRows: trx.format(this.leads.upsertRows(planned.plan.writes))}
   }

@@ -200,6 +200,20 @@ describe('POST /api/agents/crm/leads/bulk', function () {
         expect(merged).to.include({id: known.body.lead.id, contact_name: 'Known', contact_phone: '555 010 7001'})
       })
 
+      it('does not guess the next bulk of a customer whose latest bulk matched stored leads, until one matches none', async function () {
+        await bulk({leads: [{contact_email: 'again@example.org'}]})
+        await bulk({leads: [{contact_email: 'again@example.org', contact_name: 'Again'}]})
+        const before = guesses()
+        const resent = await bulk({leads: [{contact_email: 'again@example.org', contact_name: 'Again, twice'}]})
+        expect(resent.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['updated'])
+        expect(guesses()).to.deep.equal(before)
+        await bulk({leads: [{contact_email: 'someone-new@example.org'}]})
+        expect(guesses()).to.deep.equal(before)
+        const fresh = await bulk({leads: [{contact_email: 'someone-newer@example.org'}]})
+        expect(fresh.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created'])
+        expect(guesses()).to.deep.equal({used: before.used + 1, dropped: before.dropped})
+      })
+
       it('uses a stage and a field another process added since the setup was kept', async function () {
         await bulk({leads: [{contact_name: 'Arms the guess'}]})
         const operator = await openServices(backend)
