@@ -2,8 +2,9 @@
  * Push throughput through the real daemon (its own process) over loopback HTTP, SQLite against
  * MariaDB (+ Redis when LEADS_BENCH_REDIS_URL is set): bulk 500 new rows, bulk 500 rows that all
  * merge, single create at concurrency 1 and 16. With MariaDB it also measures the floor under a
- * create in the same run (bench/push-floor.ts): before and after the API, and at c=1 interleaved
- * with the API's sequential creates. LEADS_BENCH_PROFILE=<dir> profiles the daemon.
+ * create in the same run (bench/push-floor.ts): before and after the API, and in the same minutes
+ * as the API (the bars): c=1 interleaved with its sequential creates, c=16 in alternated bursts,
+ * each bulk request followed by its statements alone. LEADS_BENCH_PROFILE=<dir> profiles the daemon.
  * Run: npm run build && LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench node dist/bench/push.js
  */
 import {randomUUID} from 'node:crypto'
