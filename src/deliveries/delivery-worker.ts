@@ -33,6 +33,8 @@ export interface WorkerOptions {
   redispatchAfterMs?: number
   /** How often the worker renews the leases it holds (default a third of the lease). */
   heartbeatMs?: number
+  /** How long a worker with nearly every slot taken waits for more to free before it takes again (see moreFreeSlots). */
+  refillWaitMs?: number
   workerId?: string
   clock?: Clock
 }
@@ -58,7 +60,7 @@ export function defaultWorkerId(hostname = os.hostname()): string {
   return hostname.slice(0, WORKER_ID_MAX_LENGTH - suffix.length) + suffix
 }
 
-/** How long a worker with nearly every slot taken waits for more to free before it takes again (see moreFreeSlots). */
+/** The default of WorkerOptions.refillWaitMs. */
 const REFILL_WAIT_MS = 5
 
 /** How a delivery's attempts ended. */
@@ -103,6 +105,7 @@ export class DeliveryWorker {
       sweepIntervalMs: options.sweepIntervalMs ?? 2000,
       redispatchAfterMs: options.redispatchAfterMs ?? 10_000,
       heartbeatMs: options.heartbeatMs ?? LEASE_MS / 3,
+      refillWaitMs: options.refillWaitMs ?? REFILL_WAIT_MS,
       workerId: options.workerId ?? defaultWorkerId(),
     }
     // Every delivery waiting out a backoff listens on the stop signal: up to `concurrency` at once, not a leak.
@@ -146,7 +149,7 @@ export class DeliveryWorker {
     return this.sweeper.sweep()
   }
 
-  /** How many free slots a saturated worker waits for (at most REFILL_WAIT_MS) before it takes more. */
+  /** How many free slots a saturated worker waits for (at most refillWaitMs) before it takes more. */
   private refillBatch(): number {
     return Math.max(1, Math.floor(this.options.concurrency / 4))
   }
@@ -252,12 +255,13 @@ export class DeliveryWorker {
 
   private async takeLoop(): Promise<void> {
     while (this.running) {
-      const free = this.options.concurrency - this.inFlight.size
-      if (free <= 0) {
+      if (this.options.concurrency - this.inFlight.size <= 0) {
         await Promise.race(this.inFlight)
         continue
       }
-      if (free < this.refillBatch()) await this.moreFreeSlots(REFILL_WAIT_MS)
+      if (this.options.concurrency - this.inFlight.size < this.refillBatch()) await this.moreFreeSlots(this.options.refillWaitMs)
+      // Counted after the wait: the slots freed meanwhile are taken in the same read and claim.
+      const free = this.options.concurrency - this.inFlight.size
       let ids: string[]
       try {
         ids = await this.deps.queue.take(free, 1000)

@@ -23,6 +23,8 @@ export interface Reply {
   reset?: boolean
   /** Send the status at once, then the body one byte every this many milliseconds. */
   trickleMs?: number
+  /** Answer only once this settles (after delayMs): the test decides when a request ends. */
+  until?: Promise<unknown>
 }
 
 /**
@@ -54,7 +56,7 @@ export class Receiver {
           return false
         })
         const reply = this.replies.shift() ?? this.fallback
-        setTimeout(() => {
+        const answer = () => {
           if (response.destroyed) return
           if (reply.reset) return void request.socket.destroy()
           response.writeHead(reply.status, {'content-type': 'text/plain', ...reply.headers})
@@ -68,7 +70,8 @@ export class Receiver {
             }
             response.write(Buffer.from([bytes.shift()!]))
           }, reply.trickleMs)
-        }, reply.delayMs ?? 0)
+        }
+        setTimeout(() => (reply.until ? void reply.until.then(answer, answer) : answer()), reply.delayMs ?? 0)
       })
     })
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
