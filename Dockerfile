@@ -18,7 +18,7 @@ RUN apt-get update \
 
 WORKDIR /app
 # node-gyp builds against the headers that come with this Node (/usr/local/include/node)
-# instead of downloading them from nodejs.org; npm's update check is only noise in a build.
+# instead of downloading them from the Node.js project; npm's update check is only noise in a build.
 ENV npm_config_nodedir=/usr/local \
     npm_config_update_notifier=false
 
