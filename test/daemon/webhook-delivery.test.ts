@@ -381,15 +381,15 @@ describe('a delivery worker with nearly every slot taken', function () {
       const receiver = await new Receiver().start()
       const api = await startTestDaemon(backend, {role: 'api'}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
       let worker: DeliveryWorker | null = null
+      // The first three requests to arrive end when `releaseFirst` is called, the next five with `releaseRest`.
+      let releaseFirst!: () => void
+      let releaseRest!: () => void
+      const first = new Promise<void>((resolve) => (releaseFirst = resolve))
+      const rest = new Promise<void>((resolve) => (releaseRest = resolve))
       try {
         const tenant = await newTenant(api.services, undefined, {roomy: true})
         await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
         for (let i = 0; i < 12; i++) await postJson(api, tenant, CREATE, {contact_name: `Queued ${i}`})
-        // The first three requests to arrive end when `releaseFirst` is called, the next five with `releaseRest`.
-        let releaseFirst!: () => void
-        let releaseRest!: () => void
-        const first = new Promise<void>((resolve) => (releaseFirst = resolve))
-        const rest = new Promise<void>((resolve) => (releaseRest = resolve))
         receiver.reply(...Array.from({length: 3}, () => ({status: 200, until: first})), ...Array.from({length: 5}, () => ({status: 200, until: rest})))
 
         // A long refill wait, so the test does not race it: the worker waits for 2 of its 8 slots.
@@ -416,6 +416,9 @@ describe('a delivery worker with nearly every slot taken', function () {
           return statuses.length === 12 && statuses.every((row) => row.status === 'succeeded')
         }, 'all twelve deliveries to succeed')
       } finally {
+        // A failed expectation must not leave the worker's stop waiting on held answers.
+        releaseFirst()
+        releaseRest()
         await worker?.stop()
         await api.stop()
         await receiver.stop()
