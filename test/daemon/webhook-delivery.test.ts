@@ -378,6 +378,9 @@ describe('delivery leases', function () {
 describe('a delivery worker with nearly every slot taken', function () {
   forEachBackend((backend) => {
     it('waits for a quarter of its slots to free, then takes every free one in one read', async function () {
+      // Only this test's deliveries count here: an empty queue to start, and (below) no sweep to
+      // dispatch again what earlier tests left pending for receivers long stopped.
+      await flushRedisOf(backend)
       const receiver = await new Receiver().start()
       const api = await startTestDaemon(backend, {role: 'api'}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
       let worker: DeliveryWorker | null = null
@@ -393,7 +396,7 @@ describe('a delivery worker with nearly every slot taken', function () {
         receiver.reply(...Array.from({length: 3}, () => ({status: 200, until: first})), ...Array.from({length: 5}, () => ({status: 200, until: rest})))
 
         // A long refill wait, so the test does not race it: the worker waits for 2 of its 8 slots.
-        worker = api.services.createWorker({concurrency: 8, refillWaitMs: 10_000})
+        worker = api.services.createWorker({concurrency: 8, refillWaitMs: 10_000, sweepIntervalMs: 600_000})
         const queue = (worker as unknown as {deps: {queue: DispatchQueue}}).deps.queue
         const takes: number[] = []
         const take = queue.take.bind(queue)
