@@ -149,6 +149,11 @@ export class DeliveryWorker {
     return this.sweeper.sweep()
   }
 
+  /** Slots not taken by a delivery in flight. */
+  private freeSlots(): number {
+    return this.options.concurrency - this.inFlight.size
+  }
+
   /** How many free slots a saturated worker waits for (at most refillWaitMs) before it takes more. */
   private refillBatch(): number {
     return Math.max(1, Math.floor(this.options.concurrency / 4))
@@ -162,7 +167,7 @@ export class DeliveryWorker {
    */
   private async moreFreeSlots(waitMs: number): Promise<void> {
     const deadline = performance.now() + waitMs
-    while (this.running && this.inFlight.size > 0 && this.options.concurrency - this.inFlight.size < this.refillBatch()) {
+    while (this.running && this.inFlight.size > 0 && this.freeSlots() < this.refillBatch()) {
       const left = deadline - performance.now()
       if (left <= 0) return
       let timer: NodeJS.Timeout | undefined
@@ -255,13 +260,13 @@ export class DeliveryWorker {
 
   private async takeLoop(): Promise<void> {
     while (this.running) {
-      if (this.options.concurrency - this.inFlight.size <= 0) {
+      if (this.freeSlots() <= 0) {
         await Promise.race(this.inFlight)
         continue
       }
-      if (this.options.concurrency - this.inFlight.size < this.refillBatch()) await this.moreFreeSlots(this.options.refillWaitMs)
+      if (this.freeSlots() < this.refillBatch()) await this.moreFreeSlots(this.options.refillWaitMs)
       // Counted after the wait: the slots freed meanwhile are taken in the same read and claim.
-      const free = this.options.concurrency - this.inFlight.size
+      const free = this.freeSlots()
       let ids: string[]
       try {
         ids = await this.deps.queue.take(free, 1000)
