@@ -73,7 +73,10 @@ const cpuAtStart = cpuTimes()
 const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, requireCurrentSchema: false})
 const customer = await daemon.services.customers.create({name: 'bench webhooks'})
 const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
-await daemon.services.webhooks.create(customer.id, {url: hookUrl, event_types: ['lead.created']})
+const {webhook} = await daemon.services.webhooks.create(customer.id, {url: hookUrl, event_types: ['lead.created']})
+// The worker's ceiling at the bare client's concurrency: the operator's cap for a receiver built
+// for volume (`leads webhooks limit --max-in-flight 64`), not the default of 8 a webhook starts with.
+await daemon.services.webhooks.setMaxInFlight(webhook.id, 64)
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
 const latencies: number[] = []
 for (let i = 0; i < LATENCY_SAMPLES; i++) {

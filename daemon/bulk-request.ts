@@ -1,6 +1,8 @@
 import type {AppContext} from './context.js'
 
 export const BULK_PATH = '/api/agents/crm/leads/bulk'
+/** The bulk body's key that holds its rows. */
+export const BULK_ROWS = 'leads'
 
 /**
  * The bulk endpoint has its own rate-limit bucket and body limit. Routers are strict and

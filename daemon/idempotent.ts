@@ -39,7 +39,6 @@ export async function respondIdempotently<R>(
   let storedRefusal: AppError | undefined
   for (let attempt = 1; ; attempt++) {
     const claim = idempotency.claim(ticket)
-    const started = performance.now()
     try {
       const result = await write({
         key: {
@@ -56,7 +55,7 @@ export async function respondIdempotently<R>(
     } catch (error) {
       // Stored with the write's commit already: answer it as it was stored.
       if (error === storedRefusal) throw error
-      const refusal = idempotency.refusal(error, performance.now() - started)
+      const refusal = idempotency.refusal(error)
       if (refusal) {
         const decision = await idempotency.afterRefusal(ticket, refusal)
         if (decision.kind === 'replay') return replay(ctx, decision)

@@ -4,7 +4,7 @@ import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
 import {CustomersStore} from './customers/customers-store.js'
-import {createDb, type Db} from './db/knex.js'
+import {createDb, type Db, readPacketLimit} from './db/knex.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
@@ -12,6 +12,7 @@ import {DeliveriesStore} from './deliveries/deliveries-store.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
 import {type DispatchQueue, MemoryQueue} from './deliveries/dispatch-queue.js'
 import {FallbackQueue} from './deliveries/fallback-queue.js'
+import {DatabaseInFlightSlots, FallbackInFlightSlots, type InFlightSlots, RedisInFlightSlots} from './deliveries/in-flight-slots.js'
 import {DeliveryOutbox} from './deliveries/outbox.js'
 import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
@@ -58,6 +59,8 @@ export interface Services {
   readonly metrics: Metrics
   readonly webhooks: WebhooksService
   readonly deliveries: DeliveriesService
+  /** The deliveries on the wire per webhook, shared by every worker (Redis, or the database without it). */
+  readonly inFlight: InFlightSlots
   /** A delivery worker on this process's queue; the daemon starts one unless its role is api. */
   createWorker(options?: WorkerOptions): DeliveryWorker
   /** Which backing stores answer right now (null: not configured). */
@@ -106,6 +109,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let redis: RedisConnection | null = null
   try {
     await checkDatabase(db)
+    await readPacketLimit(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
     if (config.redis && (options.connectRedis ?? true)) redis = await connectRedis(config.redis, {logger: options.logger, whenUnreachable: options.redisUnreachable})
@@ -124,6 +128,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const eventsStore = new EventsStore(db)
   const consumer = `${os.hostname()}:${process.pid}`
   const queue: DispatchQueue = redis ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger) : new MemoryQueue()
+  const inFlight: InFlightSlots = redis ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), new DatabaseInFlightSlots(db)) : new DatabaseInFlightSlots(db)
   const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
   const idempotencyStore = new IdempotencyStore(db)
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
@@ -157,7 +162,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return getMetrics()
     },
     webhooks,
-    deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, eventsStore, clock),
+    deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, eventsStore, inFlight, clock),
+    inFlight,
     createWorker: (workerOptions = {}) =>
       new DeliveryWorker(
         {
@@ -168,6 +174,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
           secrets,
           sender: new DeliverySender(targets),
           queue,
+          inFlight,
           logger: options.logger ?? createLogger('silent'),
           metrics: getMetrics(),
         },

@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
+import {parseSince} from '../../src/shared/duration.js'
 import {ValidationError} from '../../src/shared/errors.js'
 import {BaseCommand, confirmFlags} from '../_shared/base-command.js'
 
@@ -15,7 +16,7 @@ export default class DeliveriesRedeliver extends BaseCommand {
   static override flags = {
     webhook: Flags.string({description: "redeliver this webhook's deliveries (with --failed)", dependsOn: ['failed']}),
     failed: Flags.boolean({description: 'every failed delivery of --webhook', dependsOn: ['webhook']}),
-    since: Flags.string({description: 'with --failed: only deliveries created at or after this ISO time'}),
+    since: Flags.string({description: 'with --failed: only deliveries created at or after this ISO-8601 time, or a duration ago (2h, 1d)'}),
     ...confirmFlags,
   }
 
@@ -26,8 +27,7 @@ export default class DeliveriesRedeliver extends BaseCommand {
       throw new ValidationError('give delivery ids, or --webhook WH_ID --failed', 'deliveryIds', 'see `leads deliveries redeliver --help`')
     }
     if (flags.webhook !== undefined && ids.length > 0) throw new ValidationError('give delivery ids or --webhook, not both', 'webhook')
-    const since = flags.since === undefined ? undefined : Date.parse(flags.since)
-    if (since !== undefined && Number.isNaN(since)) throw new ValidationError(`--since must be an ISO-8601 time, got "${flags.since}"`, 'since')
+    const since = flags.since === undefined ? undefined : parseSince(flags.since, 'since', Date.now())
     // Named ids are the operator's own choice; a whole webhook's failures may be thousands of events.
     if (flags.webhook !== undefined) {
       await this.confirm(`Send every failed delivery of ${flags.webhook}${flags.since ? ` since ${flags.since}` : ''} again?`, flags.yes)

@@ -1,11 +1,14 @@
 import {Args} from '@oclif/core'
 
+import {NotFoundError} from '../../src/shared/errors.js'
 import {BaseCommand} from '../_shared/base-command.js'
 import {inert, terminalSafeLines} from '../../src/ui/terminal-text.js'
-import {type DeliveryDetailReport, deliveryDetailReport} from '../../src/webhooks/webhook-report.js'
+import {schedulingLine, stateLine} from '../../src/ui/webhook-text.js'
+import {type DeliveryDetailReport, deliveryDetailReport, stateOf} from '../../src/webhooks/webhook-report.js'
 
 export default class DeliveriesShow extends BaseCommand {
-  static override description = 'One delivery: its event and lead, the payload sent, the next attempt, and every attempt (time, duration, status or error, first 1 KiB of the response)'
+  static override description =
+    "One delivery: where it stands (waiting, held, backing_off, delivering, or how it ended) and its true next attempt, its webhook's breaker and deliveries in flight, its event and lead, the payload sent, and every attempt (time, duration, status or error, first 1 KiB of the response)"
   static override examples = [
     '<%= config.bin %> deliveries show 5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90',
     '<%= config.bin %> deliveries show 5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90 --json',
@@ -14,14 +17,24 @@ export default class DeliveriesShow extends BaseCommand {
 
   async run(): Promise<DeliveryDetailReport> {
     const {args} = await this.parse(DeliveriesShow)
-    const {delivery: found, event} = await this.withServices((services) => services.deliveries.detail(args.deliveryId))
-    const delivery = deliveryDetailReport(found, event)
+    // Redis too: it holds which deliveries are on the wire, part of the state.
+    const delivery = await this.withServices(async (services) => {
+      const {delivery: found, event} = await services.deliveries.detail(args.deliveryId)
+      const states = await services.deliveries.states([found])
+      // A deleted webhook's deliveries are cancelled: nothing is scheduled any more.
+      const scheduling = await services.deliveries.scheduling(found.webhookId).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return null
+        throw error
+      })
+      return deliveryDetailReport(found, stateOf(states, found), event, scheduling)
+    }, {redis: true})
     if (this.jsonEnabled()) return delivery
     // Errors and answers come from the receiver.
     const shown = inert({...delivery, attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null}))})
     this.log(`${shown.id}  ${shown.status}  webhook ${shown.webhook_id}  created ${shown.created_at}`)
+    this.log(`state:        ${stateLine(shown.state, shown.next_attempt_at)}`)
+    this.log(`webhook:      ${shown.webhook_scheduling ? schedulingLine(shown.webhook_scheduling) : 'deleted'}`)
     this.log(`event:        ${shown.event_type ?? '-'} ${shown.event_id}  lead ${shown.lead_id ?? '-'}`)
-    if (shown.next_attempt_at) this.log(`next attempt: ${shown.next_attempt_at}`)
     if (shown.last_error) this.log(`last error:   ${shown.last_error}`)
     for (const attempt of shown.attempts) {
       this.log(`  #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error} ${attempt.duration_ms}ms ${attempt.outcome}`)

@@ -3,7 +3,7 @@ import type {Next} from 'koa'
 
 import {AppError, ValidationError} from '../../src/shared/errors.js'
 import {checkJsonText} from '../../src/shared/text.js'
-import {isBulkRequest} from '../bulk-request.js'
+import {BULK_ROWS, isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
 
 export const SINGLE_BODY_LIMIT = '1mb'
@@ -15,8 +15,9 @@ const METHODS_WITH_BODY = ['POST', 'PUT', 'PATCH']
 
 /**
  * Parses JSON bodies only: a body of another type or encoding is a 415, malformed JSON (or JSON
- * that cannot be decompressed, or that holds a prototype key or text no database stores) a 400,
- * and one over the limit (1 MiB, 10 MiB on bulk routes) a 413, all raised for the error envelope.
+ * that cannot be decompressed, nests too deep, or holds a prototype key or text no database
+ * stores) a 400, and one over the limit (1 MiB, 10 MiB on bulk routes) a 413, all raised for the
+ * error envelope.
  */
 export function jsonBody() {
   const options = {enableTypes: ['json'] as Array<'json'>, jsonStrict: true, encoding: 'utf-8', onError: rethrowAsRequestError}
@@ -27,9 +28,11 @@ export function jsonBody() {
     if (ctx.request.length > 0 || ctx.get('transfer-encoding') !== '') {
       if (!ctx.is('application/json')) throw Object.assign(new Error('unsupported media type'), {status: 415})
     }
-    const parser = isBulkRequest(ctx) ? bulk : single
+    const isBulk = isBulkRequest(ctx)
+    const parser = isBulk ? bulk : single
     await parser(ctx as never, async () => {
-      checkJsonText(ctx.request.body)
+      // A bulk row's text is checked with the row, which fails alone (rows are independent).
+      checkJsonText(ctx.request.body, isBulk ? BULK_ROWS : undefined)
       await next()
     })
   }

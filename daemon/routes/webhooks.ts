@@ -1,5 +1,6 @@
 import Router from '@koa/router'
 
+import {recoverSince} from '../../src/deliveries/recover.js'
 import type {Services} from '../../src/services.js'
 import {toApiWebhook} from '../../src/webhooks/webhooks-service.js'
 import type {AppContext, AppState} from '../context.js'
@@ -31,6 +32,12 @@ export function webhookRoutes(services: Services): Router<AppState> {
     const id = String(ctx.params['id'])
     await services.webhooks.delete(customerOf(ctx), id)
     ctx.body = {id, deleted: true}
+  })
+
+  router.post(`${BASE}/:id/recover`, requireScope('POST /api/agents/crm/lead-webhooks/:id/recover'), async (ctx: AppContext) => {
+    const queued = await services.deliveries.recover(customerOf(ctx), String(ctx.params['id']), recoverSince(ctx.request.body))
+    ctx.status = 202
+    ctx.body = {queued}
   })
 
   return router

@@ -10,13 +10,14 @@ export function isDeadlock(error: unknown): boolean {
 }
 
 /**
- * True when a locking read with NOWAIT found the row locked. MySQL 8 has its own code for it;
- * MariaDB reports a lock wait timeout, which a real wait only reaches after
- * innodb_lock_wait_timeout (at least 1 s), so a quick one is the NOWAIT refusal.
+ * True when a locking read found the row locked: refused at once by NOWAIT (MySQL 8 has its own
+ * code; MariaDB reports a lock wait timeout), or after a real wait that ran out. For a keyed write
+ * both mean the same: another request holds the key. No clock tells them apart: the time an
+ * attempt took includes waits in the create queue and for a pooled connection.
  */
-export function isNowaitRefusal(error: unknown, elapsedMs: number): boolean {
+export function isLockRefusal(error: unknown): boolean {
   const code = (error as {code?: string}).code
-  return code === 'ER_LOCK_NOWAIT' || (code === 'ER_LOCK_WAIT_TIMEOUT' && elapsedMs < 1000)
+  return code === 'ER_LOCK_NOWAIT' || code === 'ER_LOCK_WAIT_TIMEOUT'
 }
 
 /** True when a guardStatement found an assumption broken (MySQL). */

@@ -89,8 +89,45 @@ export function isMysql(db: Db): boolean {
 
 /**
  * Rows per multi-row INSERT: knex writes one on SQLite as a compound SELECT, which SQLite caps at
- * 500 terms; MySQL takes a whole bulk request's rows in one statement (fewer round trips).
+ * 500 terms; MySQL takes a whole bulk request's rows in one statement (fewer round trips), up to
+ * statementBudget.
  */
 export function rowsPerInsert(db: Db): number {
   return isMysql(db) ? 4000 : 250
+}
+
+/** MariaDB's default max_allowed_packet: what the budgets assume until readPacketLimit has read the server's. */
+const DEFAULT_MAX_PACKET = 16 * 1024 * 1024
+
+/**
+ * The share of the packet one multi-row statement may take: the statements of a write go out
+ * together, so one large statement leaves the other half to the rest of its batch.
+ */
+const STATEMENT_SHARE = 0.5
+
+const packetLimits = new WeakMap<Db, number>()
+
+/**
+ * Reads the server's max_allowed_packet (MySQL), which sizes the statements and batches the
+ * writes send (statementBudget, batchBudget); once, at start. A change on the server takes
+ * effect at the daemon's next start.
+ */
+export async function readPacketLimit(db: Db): Promise<void> {
+  if (!isMysql(db)) return
+  const [rows] = (await db.raw('SELECT @@max_allowed_packet AS max_packet')) as [Array<{max_packet: number | string}>]
+  packetLimits.set(db, Number(rows[0]!.max_packet))
+}
+
+/**
+ * The most a multi-row statement may take as sent (see statementBytes): half the server's
+ * max_allowed_packet on MySQL. Unlimited on SQLite, whose values are bound outside the text.
+ */
+export function statementBudget(db: Db): number {
+  return isMysql(db) ? Math.floor((packetLimits.get(db) ?? DEFAULT_MAX_PACKET) * STATEMENT_SHARE) : Infinity
+}
+
+/** The most one round trip may carry (MySQL): a batch over it is sent in several, in order, on the same connection. */
+export function batchBudget(db: Db): number {
+  // The packet holds the command byte besides the text; a little more is left to spare.
+  return isMysql(db) ? (packetLimits.get(db) ?? DEFAULT_MAX_PACKET) - 1024 : Infinity
 }

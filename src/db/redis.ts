@@ -16,6 +16,11 @@ export interface RedisCommands {
   xGroupCreate(key: string, group: string, id: string, options: {MKSTREAM: true}): Promise<unknown>
   xReadGroup(group: string, consumer: string, streams: {key: string; id: string}, options: {COUNT: number; BLOCK: number}): Promise<unknown>
   xAutoClaim(key: string, group: string, consumer: string, minIdleTime: number, start: string, options: {COUNT: number}): Promise<unknown>
+  /** A Lua script on one key (KEYS[1]), so a cluster routes it to that key's slot. */
+  eval(script: string, options: {keys: [string]; arguments: string[]}): Promise<unknown>
+  /** The same, by the script's SHA-1 once the server knows it (NOSCRIPT until then). */
+  evalSha(sha1: string, options: {keys: [string]; arguments: string[]}): Promise<unknown>
+  zRangeByScore(key: string, min: number | string, max: number | string): Promise<string[]>
 }
 
 /** A MULTI/EXEC block: every command queued in it must use keys of one slot. */

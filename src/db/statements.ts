@@ -1,5 +1,7 @@
 import type {Knex} from 'knex'
 
+import {rowsPerInsert, statementBudget} from './knex.js'
+
 /**
  * One SQL statement with its bindings, built but not yet sent. Write paths collect statements and
  * send several in one round trip (see write-transaction.ts): every round trip costs the daemon
@@ -35,6 +37,68 @@ export function insertRows<Row extends object>(
   if (conflict && db.client.config.client === 'mysql2') sql += ` ON DUPLICATE KEY UPDATE ${conflict.update.map((column) => `${quoted(column)} = VALUES(${quoted(column)})`).join(', ')}`
   else if (conflict) sql += ` ON CONFLICT (${conflict.keys.map(quoted).join(', ')}) DO UPDATE SET ${conflict.update.map((column) => `${quoted(column)} = excluded.${quoted(column)}`).join(', ')}`
   return {sql, bindings}
+}
+
+/** Room for a multi-row INSERT's text around its tuples (names, ON DUPLICATE KEY UPDATE …): under 1 KB for the widest. */
+const STATEMENT_TEXT = 4096
+
+/**
+ * Multi-row INSERTs of `rows` (as insertRows), as few as fit: each of at most rowsPerInsert rows
+ * and statementBudget bytes as sent, so a write of large values never exceeds the server's packet.
+ */
+export function insertChunks<Row extends object>(
+  db: Knex,
+  table: string,
+  rows: readonly Row[],
+  conflict?: {keys: readonly string[]; update: readonly string[]},
+): Statement[] {
+  const maxRows = rowsPerInsert(db)
+  const maxBytes = statementBudget(db)
+  const statements: Statement[] = []
+  let start = 0
+  let bytes = STATEMENT_TEXT
+  for (let index = 0; index < rows.length; index++) {
+    const size = maxBytes === Infinity ? 0 : rowBytes(rows[index]!)
+    if (index > start && (index - start >= maxRows || bytes + size > maxBytes)) {
+      statements.push(insertRows(db, table, rows.slice(start, index), conflict))
+      start = index
+      bytes = STATEMENT_TEXT
+    }
+    bytes += size
+  }
+  if (start < rows.length) statements.push(insertRows(db, table, rows.slice(start), conflict))
+  return statements
+}
+
+/** A row's tuple in a multi-row INSERT as statementBytes counts it: each value with its placeholder and separator, the parentheses and the separator after. */
+function rowBytes(row: object): number {
+  let bytes = 4
+  for (const value of Object.values(row)) bytes += valueBytes(value as Knex.Value) + 3
+  return bytes
+}
+
+/**
+ * At least the bytes a statement takes as MySQL receives it, values written into the text (mysql2
+ * formats them in the client): each string counted as if every character were escaped (a quote
+ * or backslash is sent as two), a buffer as hex, a number at its longest.
+ */
+export function statementBytes(statement: Statement): number {
+  let bytes = Buffer.byteLength(statement.sql)
+  for (const value of statement.bindings) bytes += valueBytes(value)
+  return bytes
+}
+
+/** Strings shorter than this are bounded by their length alone: counting their bytes cost more than the rest of the estimate. */
+const SHORT_STRING = 256
+
+function valueBytes(value: Knex.Value): number {
+  if (value === null || value === undefined) return 4
+  // Up to 3 bytes a UTF-16 unit, each doubled by escaping; measured only when long, where the bound is loose enough to matter.
+  if (typeof value === 'string') return (value.length < SHORT_STRING ? 6 * value.length : 2 * Buffer.byteLength(value)) + 2
+  if (Buffer.isBuffer(value)) return 2 * value.length + 3
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return 24
+  if (value instanceof Date) return 32
+  return 2 * Buffer.byteLength(JSON.stringify(value)) + 2
 }
 
 /** An identifier in backticks, which MySQL and SQLite both read as a quoted name. */

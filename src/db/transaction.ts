@@ -14,10 +14,15 @@ const DEADLOCK_RETRIES = 5
  * Writers of one person are serialised by the match-key locks instead (matchCandidates in lead-matching.ts).
  */
 export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  // READ COMMITTED is every MySQL connection's session default (createDb).
+  return retryingDeadlocks(() => db.transaction(work))
+}
+
+/** Runs `work` (a transaction, or one statement that commits on its own) again while InnoDB picks it as a deadlock victim. */
+export async function retryingDeadlocks<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      // READ COMMITTED is every MySQL connection's session default (createDb).
-      return await db.transaction(work)
+      return await work()
     } catch (error) {
       if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))

@@ -1,7 +1,7 @@
 import {isDeadlock} from './errors.js'
-import {isMysql, type Db} from './knex.js'
+import {batchBudget, isMysql, type Db} from './knex.js'
 import {noteStatement} from './statement-observer.js'
-import {driverResult, runEach, type Statement, type StatementResult} from './statements.js'
+import {driverResult, runEach, type Statement, statementBytes, type StatementResult} from './statements.js'
 
 const DEADLOCK_RETRIES = 5
 
@@ -154,7 +154,9 @@ interface MysqlConnection {
  * Sends statements in one round trip on MySQL (on `connection`, else a pooled one; outside a
  * transaction each commits on its own), one by one on SQLite; their results in order. A
  * failing statement stops the batch. On MySQL, `lastLeft` is called once every statement but
- * the last has answered (MariaDB and MySQL answer each statement of a batch as it ends).
+ * the last has answered (MariaDB and MySQL answer each statement of a batch as it ends). A batch
+ * larger than one packet (batchBudget) goes in several round trips, each once the one before
+ * has answered; batches sent on a connection meanwhile wait for it, so they run in the order sent.
  *
  * The batch goes straight to the pooled mysql2 connection: knex's raw query would walk the
  * bindings once more before mysql2 formats them (8 ms for a bulk request's 10,000 values).
@@ -165,19 +167,59 @@ export async function sendBatch(db: Db, statements: readonly Statement[], connec
   const own = connection === undefined
   const conn = (own ? await db.client.acquireConnection() : connection) as MysqlConnection
   try {
-    for (const statement of statements) noteStatement(statement.sql, 'mysql')
-    const sql = statements.map((statement) => statement.sql).join(';\n')
-    const values = statements.flatMap((statement) => statement.bindings)
-    const answer = await new Promise<unknown>((resolve, reject) => {
-      const query = conn.query({sql}, values, (error, results) => (error ? reject(error) : resolve(results)))
-      if (!lastLeft) return
-      let answered = 0
-      if (statements.length === 1) lastLeft()
-      else query.on('fields', () => void (++answered === statements.length - 1 && lastLeft()))
-    })
-    // mysql2 answers a multi-statement query with one result per statement, a single one with its result.
-    return (statements.length === 1 ? [answer] : (answer as unknown[])).map(driverResult)
+    const packets = inPackets(statements, batchBudget(db))
+    const before = inSeveral.get(conn)
+    // One packet and nothing ahead of it: straight onto the connection, which runs queries in order.
+    if (packets.length === 1 && !before) return await sendPacket(conn, packets[0]!, lastLeft)
+    const answered = (before ?? Promise.resolve()).then(() => sendPackets(conn, packets, lastLeft))
+    const settled = answered.then(() => undefined, () => undefined)
+    inSeveral.set(conn, settled)
+    void settled.then(() => inSeveral.get(conn) === settled && inSeveral.delete(conn))
+    return await answered
   } finally {
     if (own) await db.client.releaseConnection(conn)
   }
+}
+
+/** Per connection, a batch sent in several packets (or one waiting behind it), settled once answered. */
+const inSeveral = new WeakMap<object, Promise<void>>()
+
+/** Sends packets one after the other, each once the one before has answered; a failure stops the rest. */
+async function sendPackets(conn: MysqlConnection, packets: ReadonlyArray<readonly Statement[]>, lastLeft?: () => void): Promise<StatementResult[]> {
+  const results: StatementResult[] = []
+  for (const [index, packet] of packets.entries()) results.push(...(await sendPacket(conn, packet, index === packets.length - 1 ? lastLeft : undefined)))
+  return results
+}
+
+/** The statements in runs that each fit in `budget` bytes as sent: one run unless they are very large. */
+function inPackets(statements: readonly Statement[], budget: number): Array<readonly Statement[]> {
+  const packets: Statement[][] = [[]]
+  let bytes = 0
+  for (const statement of statements) {
+    // The separator that joins it to the one before.
+    const size = statementBytes(statement) + 2
+    if (bytes + size > budget && packets.at(-1)!.length > 0) {
+      packets.push([])
+      bytes = 0
+    }
+    packets.at(-1)!.push(statement)
+    bytes += size
+  }
+  return packets
+}
+
+/** Sends statements in one round trip on a MySQL connection; their results in order. */
+async function sendPacket(conn: MysqlConnection, statements: readonly Statement[], lastLeft?: () => void): Promise<StatementResult[]> {
+  for (const statement of statements) noteStatement(statement.sql, 'mysql')
+  const sql = statements.map((statement) => statement.sql).join(';\n')
+  const values = statements.flatMap((statement) => statement.bindings)
+  const answer = await new Promise<unknown>((resolve, reject) => {
+    const query = conn.query({sql}, values, (error, results) => (error ? reject(error) : resolve(results)))
+    if (!lastLeft) return
+    let answered = 0
+    if (statements.length === 1) lastLeft()
+    else query.on('fields', () => void (++answered === statements.length - 1 && lastLeft()))
+  })
+  // mysql2 answers a multi-statement query with one result per statement, a single one with its result.
+  return (statements.length === 1 ? [answer] : (answer as unknown[])).map(driverResult)
 }

@@ -6,10 +6,14 @@ import type {WebhooksStore} from '../webhooks/webhooks-store.js'
 import type {DeliveriesStore} from './deliveries-store.js'
 import type {DeliveryAttempt} from './delivery-types.js'
 
-/** An attempt to record; `succeededFor` (the webhook) when it delivered, which ends the delivery. */
+/**
+ * An attempt to record; `succeededFor` (the webhook) when it delivered, which ends the delivery;
+ * `retryAt` when the delivery's next attempt is scheduled.
+ */
 export interface AttemptEntry {
   attempt: Omit<DeliveryAttempt, 'id'>
   succeededFor?: string
+  retryAt?: number
 }
 
 /** Entries written per transaction at most. */
@@ -58,11 +62,15 @@ export class AttemptLog {
   private statements(batch: readonly AttemptEntry[]): Statement[] {
     const now = this.clock.now()
     const succeeded = batch.filter((entry) => entry.succeededFor !== undefined)
-    const statements = this.deliveries.attemptStatements(batch.map((entry) => entry.attempt), this.workerId, now)
-    if (succeeded.length > 0) {
-      statements.push(this.deliveries.successStatement(succeeded.map((entry) => entry.attempt.deliveryId), this.workerId, now))
-      statements.push(this.webhooks.successes([...new Set(succeeded.map((entry) => entry.succeededFor!))], now))
-    }
+    const retries = new Map(batch.flatMap((entry) => (entry.retryAt === undefined ? [] : [[entry.attempt.deliveryId, entry.retryAt] as const])))
+    const statements = this.deliveries.attemptStatements(
+      batch.map((entry) => entry.attempt),
+      new Set(succeeded.map((entry) => entry.attempt.deliveryId)),
+      retries,
+      this.workerId,
+      now,
+    )
+    if (succeeded.length > 0) statements.push(this.webhooks.successes([...new Set(succeeded.map((entry) => entry.succeededFor!))], now))
     return statements
   }
 }

@@ -1,26 +1,67 @@
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import {type Clock, systemClock} from '../shared/clock.js'
-import {NotFoundError, ValidationError} from '../shared/errors.js'
+import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import {UUID_PATTERN} from '../shared/validate.js'
+import {type Breaker, DEFAULT_MAX_IN_FLIGHT, type Webhook} from '../webhooks/webhook-types.js'
 import type {WebhooksService} from '../webhooks/webhooks-service.js'
 import type {DeliveriesStore, DeliveryFilter} from './deliveries-store.js'
 import {type Delivery, type DeliveryAttempt, DELIVERY_STATUSES, type DeliveryStatus} from './delivery-types.js'
 import type {DispatchQueue} from './dispatch-queue.js'
+import {deliveryState, type DeliveryStateView} from './delivery-state.js'
 import {DeliveryTail} from './delivery-tail.js'
+import type {InFlightSlots} from './in-flight-slots.js'
+import {checkRecoverSince} from './recover.js'
+
+/** Deliveries read and reset per statement when a webhook's failed deliveries are queued again. */
+const REQUEUE_PAGE = 500
 
 export interface DeliveryWithAttempts extends Delivery {
   attempts: DeliveryAttempt[]
 }
 
-/** Operator side of deliveries: listing, inspecting and redelivering. */
+/** How a webhook's deliveries are being sent: its breaker, what is on the wire and its cap. */
+export interface WebhookScheduling {
+  breaker: Breaker
+  inFlight: number
+  maxInFlight: number
+}
+
+/** Deliveries: the operator's listing, inspecting and redelivering, and a customer's recover. */
 export class DeliveriesService {
   constructor(
     private readonly store: DeliveriesStore,
     private readonly webhooks: WebhooksService,
     private readonly queue: DispatchQueue,
     private readonly events: EventsStore,
+    private readonly inFlight: InFlightSlots,
     private readonly clock: Clock = systemClock,
   ) {}
+
+  /** Where each delivery stands (delivery-state.ts), from its webhook's breaker and in-flight record, read once per webhook. */
+  async states(deliveries: readonly Delivery[]): Promise<Map<string, DeliveryStateView>> {
+    const now = this.clock.now()
+    const webhooks = new Map<string, Webhook | null>()
+    for (const delivery of deliveries) {
+      if (!webhooks.has(delivery.webhookId)) webhooks.set(delivery.webhookId, await this.webhooks.getById(delivery.webhookId).catch(() => null))
+    }
+    const known = [...webhooks.values()].filter((webhook): webhook is Webhook => webhook !== null)
+    const onTheWire = await this.inFlight.onTheWire(known.map((webhook) => ({customerId: webhook.customerId, id: webhook.id})), now)
+    const closed: Breaker = {state: 'closed', until: null, openedAt: null}
+    return new Map(
+      deliveries.map((delivery) => {
+        const webhook = webhooks.get(delivery.webhookId)
+        const sending = onTheWire.get(delivery.webhookId)?.includes(delivery.id) ?? false
+        return [delivery.id, deliveryState(delivery, webhook?.breaker ?? closed, sending, now)]
+      }),
+    )
+  }
+
+  /** A webhook's breaker, how many of its deliveries are on the wire, and its cap. */
+  async scheduling(webhookId: string): Promise<WebhookScheduling> {
+    const webhook = await this.webhooks.getById(webhookId)
+    const onTheWire = await this.inFlight.onTheWire([{customerId: webhook.customerId, id: webhook.id}], this.clock.now())
+    return {breaker: webhook.breaker, inFlight: onTheWire.get(webhook.id)?.length ?? 0, maxInFlight: webhook.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT}
+  }
 
   async list(filter: {webhookId?: string; status?: string; since?: number; limit?: number}): Promise<DeliveryWithAttempts[]> {
     if (filter.webhookId !== undefined) await this.webhooks.getById(filter.webhookId)
@@ -37,7 +78,7 @@ export class DeliveriesService {
 
   /** A tail of the deliveries queued and attempts finished from `start` on, optionally of one webhook or customer. */
   tail(filter: {webhookId?: string; customerId?: string}, start: number): DeliveryTail {
-    return new DeliveryTail(this.store, filter, start)
+    return new DeliveryTail(this.store, (deliveries) => this.states(deliveries), filter, start)
   }
 
   /** A delivery with its attempts and the event it carries (what was sent, as the `lead` of each body). */
@@ -57,15 +98,41 @@ export class DeliveriesService {
     return this.requeue(ids)
   }
 
-  /** Redelivers a webhook's failed deliveries, optionally only those created since a time. */
+  /** Operator: redelivers a webhook's failed deliveries, optionally only those created since a time. */
   async redeliverFailed(webhookId: string, since?: number): Promise<string[]> {
-    await this.webhooks.getById(webhookId)
-    const failed = await this.store.list({webhookId, status: 'failed', since, limit: 10_000})
-    return this.requeue(failed.map((delivery) => delivery.id))
+    return this.requeueFailed(await this.webhooks.getById(webhookId), since ?? 0)
   }
 
-  private async requeue(ids: string[]): Promise<string[]> {
-    const reset = await this.store.resetForRedelivery(ids, this.clock.now())
+  /**
+   * Re-queues the customer's failed deliveries of its webhook created at or after `since`, at
+   * most RECOVER_WINDOW_MS back (POST /lead-webhooks/{id}/recover, `leads webhooks recover`).
+   * Another customer's webhook is a 404; a disabled one a 409, as its deliveries would only be
+   * cancelled. Returns how many were queued.
+   */
+  async recover(customerId: string, webhookId: string, since: number): Promise<number> {
+    const webhook = await this.webhooks.get(customerId, webhookId)
+    checkRecoverSince(since, this.clock.now())
+    if (!webhook.isActive) {
+      const enable = webhook.disabledBy === 'operator' ? 'only the service operator can enable it again' : 'enable it first (PATCH it with is_active: true), then recover'
+      throw new ConflictError(`webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent: ${enable}`, `\`leads webhooks enable ${webhook.id}\`, then recover`)
+    }
+    return (await this.requeueFailed(webhook, since)).length
+  }
+
+  /** A webhook's failed deliveries since a time, page by page (oldest first), each page pinned to its customer and reset as it comes. */
+  private async requeueFailed(webhook: Webhook, since: number): Promise<string[]> {
+    const queued: string[] = []
+    let after: {id: string; createdAt: number} | null = null
+    for (;;) {
+      const page = await this.store.failedPage(webhook.customerId, webhook.id, since, after, REQUEUE_PAGE)
+      queued.push(...(await this.requeue(page.map((delivery) => delivery.id), {customerId: webhook.customerId, status: 'failed'})))
+      if (page.length < REQUEUE_PAGE) return queued
+      after = page.at(-1)!
+    }
+  }
+
+  private async requeue(ids: string[], only?: {customerId: string; status: DeliveryStatus}): Promise<string[]> {
+    const reset = await this.store.resetForRedelivery(ids, this.clock.now(), only)
     // The queue is a shortcut; without it the daemon's sweeper picks them up within 2 s.
     await this.queue.enqueue(reset).catch(() => undefined)
     return reset

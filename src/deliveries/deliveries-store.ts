@@ -3,7 +3,8 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {compile, insertRows, type Read, type Statement} from '../db/statements.js'
+import {retryingDeadlocks} from '../db/transaction.js'
+import {compile, insertChunks, insertRows, type Read, type Statement} from '../db/statements.js'
 import type {AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus} from './delivery-types.js'
 
 interface Row {
@@ -40,6 +41,8 @@ export interface DeliveryFilter {
 }
 
 const LAST_ERROR_MAX = 500
+/** Ids per statement when many deliveries are released at once. */
+const RELEASE_BATCH = 1000
 
 /** SQL for the delivery outbox and its attempts. */
 export class DeliveriesStore {
@@ -62,7 +65,7 @@ export class DeliveriesStore {
       created_at: now,
       updated_at: now,
     }))
-    return {ids: rows.map((row) => row.id), statements: rows.length > 0 ? [insertRows(this.db, 'deliveries', rows)] : []}
+    return {ids: rows.map((row) => row.id), statements: insertChunks(this.db, 'deliveries', rows)}
   }
 
   /**
@@ -97,14 +100,15 @@ export class DeliveriesStore {
     }
   }
 
-  /** Extends this worker's lease; false when it lost the delivery (cancelled or taken over). */
-  async renewLease(id: string, workerId: string, leaseUntil: number): Promise<boolean> {
-    return (await this.db('deliveries').where({id, claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})) === 1
+  /** Extends the leases a worker still holds among `ids`; returns how many it still holds. */
+  async renewLeases(ids: readonly string[], workerId: string, leaseUntil: number): Promise<number> {
+    return this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})
   }
 
-  /** Extends the leases a worker still holds among `ids` (those it lost are left alone). */
-  async renewLeases(ids: readonly string[], workerId: string, leaseUntil: number): Promise<void> {
-    await this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})
+  /** Which of `ids` this worker still holds (the others were cancelled or taken over). */
+  async stillHeld(ids: readonly string[], workerId: string): Promise<Set<string>> {
+    const rows = (await this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, status: 'delivering'}).select('id')) as Array<{id: string}>
+    return new Set(rows.map((row) => row.id))
   }
 
   async find(id: string): Promise<Delivery | null> {
@@ -112,8 +116,12 @@ export class DeliveriesStore {
     return row ? fromRow(row) : null
   }
 
-  /** Records attempts of deliveries this worker holds (at most one per delivery): the statements, for one batch. */
-  attemptStatements(attempts: ReadonlyArray<Omit<DeliveryAttempt, 'id'>>, workerId: string, now: number): Statement[] {
+  /**
+   * Records attempts of deliveries this worker holds (at most one per delivery): the statements,
+   * for one batch. A delivery in `succeeded` ends in the same statement that counts its attempt;
+   * one in `retries` gets its next attempt's due time there.
+   */
+  attemptStatements(attempts: ReadonlyArray<Omit<DeliveryAttempt, 'id'>>, succeeded: ReadonlySet<string>, retries: ReadonlyMap<string, number>, workerId: string, now: number): Statement[] {
     if (attempts.length === 0) return []
     const rows = attempts.map((attempt) => ({
       id: randomUUID(),
@@ -126,21 +134,23 @@ export class DeliveriesStore {
       response_snippet: attempt.responseSnippet,
       outcome: attempt.outcome,
     }))
-    const ids = attempts.map((attempt) => attempt.deliveryId)
-    return [
-      compile(this.db('delivery_attempts').insert(rows)),
-      compile(this.db('deliveries').whereIn('id', ids).andWhere({claimed_by: workerId}).update({attempts_made: this.db.raw('attempts_made + 1'), updated_at: now})),
-    ]
+    const statements = [insertRows(this.db, 'delivery_attempts', rows)]
+    const counted = {attempts_made: this.db.raw('attempts_made + 1'), updated_at: now}
+    if (succeeded.size > 0) {
+      statements.push(compile(this.byHolder([...succeeded], workerId).update({...counted, status: 'succeeded', completed_at: now, claimed_by: null, claimed_until: null, last_error: null})))
+    }
+    const others = attempts.map((attempt) => attempt.deliveryId).filter((id) => !succeeded.has(id))
+    if (others.length > 0) {
+      // Each retry's own due time, in the same statement: the row shows operators the true next attempt.
+      const dueTimes = retries.size === 0 ? {} : {next_attempt_at: this.db.raw(`CASE id ${[...retries.keys()].map(() => 'WHEN ? THEN ?').join(' ')} ELSE next_attempt_at END`, [...retries].flat())}
+      statements.push(compile(this.byHolder(others, workerId).update({...counted, ...dueTimes})))
+    }
+    return statements
   }
 
-  /** Ends deliveries this worker holds as succeeded: the statement, for a batch. */
-  successStatement(ids: readonly string[], workerId: string, now: number): Statement {
-    return compile(
-      this.db('deliveries')
-        .whereIn('id', [...ids])
-        .andWhere({claimed_by: workerId})
-        .update({status: 'succeeded', completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: null}),
-    )
+  /** Deliveries of these ids that this worker holds. */
+  private byHolder(ids: readonly string[], workerId: string): Knex.QueryBuilder {
+    return this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId})
   }
 
   /** Ends a delivery this worker holds: succeeded, failed or cancelled. */
@@ -150,30 +160,51 @@ export class DeliveriesStore {
     await query.update({status, completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: lastError?.slice(0, LAST_ERROR_MAX) ?? null})
   }
 
-  /** Gives a delivery this worker holds back to the pool (the worker is stopping), due at once. */
-  async release(id: string, workerId: string, now: number): Promise<void> {
-    await this.db('deliveries')
-      .where({id, claimed_by: workerId, status: 'delivering'})
-      .update({status: 'pending', claimed_by: null, claimed_until: null, next_attempt_at: now, dispatched_at: null, updated_at: now})
+  /**
+   * Gives deliveries this worker holds back to the pool, for the sweeper of any worker to take:
+   * due at once (the worker is stopping), or keeping their due time (`dueAt` null: parked,
+   * because this worker already holds as many of their webhook's deliveries as it keeps).
+   */
+  async release(ids: readonly string[], workerId: string, now: number, dueAt: number | null): Promise<void> {
+    for (let i = 0; i < ids.length; i += RELEASE_BATCH) {
+      await retryingDeadlocks(() =>
+        this.db('deliveries')
+          .whereIn('id', ids.slice(i, i + RELEASE_BATCH))
+          .andWhere({claimed_by: workerId, status: 'delivering'})
+          .update({status: 'pending', claimed_by: null, claimed_until: null, dispatched_at: null, updated_at: now, ...(dueAt === null ? {} : {next_attempt_at: dueAt})}),
+      )
+    }
   }
 
-  /** Hands deliveries whose worker died back to the pool. */
+  /** Hands deliveries whose worker died back to the pool, for the sweeper of any worker to take. */
   async releaseExpiredLeases(now: number): Promise<number> {
-    return this.db('deliveries').where('status', 'delivering').andWhere('claimed_until', '<', now).update({status: 'pending', claimed_by: null, claimed_until: null, updated_at: now})
+    return this.db('deliveries').where('status', 'delivering').andWhere('claimed_until', '<', now).update({status: 'pending', claimed_by: null, claimed_until: null, dispatched_at: null, updated_at: now})
   }
 
-  /** Due pending deliveries not dispatched since `dispatchedBefore` (lost from the queue, or redelivered); marks them dispatched. */
-  async takeUndispatched(now: number, dispatchedBefore: number, limit: number): Promise<string[]> {
-    const rows = (await this.db('deliveries')
+  /**
+   * Due pending deliveries that no queue will hand out: released (a worker stopped, died or
+   * parked them) or dispatched before `lostBefore` and never taken (a queue lost them). At most
+   * `perWebhook` of each webhook, taken in turns across webhooks (each one's oldest due first),
+   * so one webhook's backlog cannot fill the `limit`.
+   */
+  async unheld(now: number, lostBefore: number, perWebhook: number, limit: number): Promise<Array<{id: string; webhookId: string}>> {
+    const ranked = this.unheldWhere(this.db('deliveries'), now, lostBefore).select('id', 'webhook_id', this.db.raw('ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS turn'))
+    const rows = (await this.db.select('id', 'webhook_id').from(ranked.as('due')).where('turn', '<=', perWebhook).orderBy('turn').limit(limit)) as Array<{id: string; webhook_id: string}>
+    return rows.map((row) => ({id: row.id, webhookId: row.webhook_id}))
+  }
+
+  /** Up to `limit` of one webhook's unheld due deliveries (see unheld), oldest due first. */
+  async unheldOf(webhook: {customerId: string; id: string}, now: number, lostBefore: number, limit: number): Promise<string[]> {
+    const query = this.db('deliveries').where({customer_id: webhook.customerId, webhook_id: webhook.id})
+    const rows = (await this.unheldWhere(query, now, lostBefore).orderBy('next_attempt_at').limit(limit).select('id')) as Array<{id: string}>
+    return rows.map((row) => row.id)
+  }
+
+  private unheldWhere(query: Knex.QueryBuilder, now: number, lostBefore: number): Knex.QueryBuilder {
+    return query
       .where('status', 'pending')
       .andWhere('next_attempt_at', '<=', now)
-      .andWhere((q) => q.whereNull('dispatched_at').orWhere('dispatched_at', '<', dispatchedBefore))
-      .orderBy('next_attempt_at')
-      .limit(limit)
-      .select('id')) as Array<{id: string}>
-    const ids = rows.map((row) => row.id)
-    if (ids.length > 0) await this.db('deliveries').whereIn('id', ids).update({dispatched_at: now})
-    return ids
+      .andWhere((q) => q.whereNull('dispatched_at').orWhere('dispatched_at', '<', lostBefore))
   }
 
   /** The given ids that exist, in one query. */
@@ -185,13 +216,15 @@ export class DeliveriesStore {
   /**
    * Queues deliveries again with fresh attempts; returns the ids that were reset. One being
    * delivered right now is left alone, also if a worker claims it between the read and the write.
+   * `only` pins both statements to one customer and resets only deliveries still in that status.
    */
-  async resetForRedelivery(ids: string[], now: number): Promise<string[]> {
+  async resetForRedelivery(ids: string[], now: number, only?: {customerId: string; status: DeliveryStatus}): Promise<string[]> {
     if (ids.length === 0) return []
-    const existing = (await this.db('deliveries').whereIn('id', ids).whereNot('status', 'delivering').select('id')) as Array<{id: string}>
+    const pinned = (query: Knex.QueryBuilder) => (only ? query.andWhere({customer_id: only.customerId, status: only.status}) : query)
+    const existing = (await pinned(this.db('deliveries').whereIn('id', ids).whereNot('status', 'delivering')).select('id')) as Array<{id: string}>
     const reset = existing.map((row) => row.id)
     if (reset.length > 0) {
-      await this.db('deliveries').whereIn('id', reset).whereNot('status', 'delivering').update({
+      await pinned(this.db('deliveries').whereIn('id', reset).whereNot('status', 'delivering')).update({
         status: 'pending',
         attempts_made: 0,
         next_attempt_at: now,
@@ -204,6 +237,28 @@ export class DeliveriesStore {
       })
     }
     return reset
+  }
+
+  /**
+   * One page of a customer's failed deliveries of a webhook created at or after `since`, oldest
+   * first, after the position `after` (the last of the previous page): a walk in bounded statements.
+   */
+  async failedPage(
+    customerId: string,
+    webhookId: string,
+    since: number,
+    after: {id: string; createdAt: number} | null,
+    limit: number,
+  ): Promise<Array<{id: string; createdAt: number}>> {
+    const query = this.db('deliveries')
+      .where({customer_id: customerId, webhook_id: webhookId, status: 'failed'})
+      .andWhere('created_at', '>=', since)
+      .orderBy([{column: 'created_at'}, {column: 'id'}])
+      .limit(limit)
+      .select('id', 'created_at')
+    // Keyset as `col > v OR (col = v AND id > i)`: MariaDB ranges the index on it, not on a row constructor.
+    if (after) query.andWhere((q) => q.where('created_at', '>', after.createdAt).orWhere((same) => same.where('created_at', after.createdAt).andWhere('id', '>', after.id)))
+    return ((await query) as Array<{id: string; created_at: number | string}>).map((row) => ({id: row.id, createdAt: Number(row.created_at)}))
   }
 
   async list(filter: DeliveryFilter): Promise<Delivery[]> {

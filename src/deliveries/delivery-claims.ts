@@ -1,19 +1,25 @@
 import type {Db} from '../db/knex.js'
 import {StatementBatch} from '../db/statements.js'
+import {retryingDeadlocks} from '../db/transaction.js'
 import {sendBatch} from '../db/write-transaction.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import type {Clock} from '../shared/clock.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
+import {type SigningSecrets, signingSecrets} from '../webhooks/signing-secrets.js'
+import type {WebhooksStore, WebhookWithSecrets} from '../webhooks/webhooks-store.js'
 import type {Webhook} from '../webhooks/webhook-types.js'
-import type {WebhooksStore} from '../webhooks/webhooks-store.js'
 import type {DeliveriesStore} from './deliveries-store.js'
 import type {Delivery} from './delivery-types.js'
 
-/** A delivery this worker holds the lease on, with everything an attempt needs. */
-export interface ClaimedDelivery {
-  delivery: Delivery
+/** A webhook as a worker sends to it: its row and its signing secrets, opened. */
+export interface SendingWebhook {
   webhook: Webhook
-  secret: string
+  secrets: SigningSecrets
+}
+
+/** A delivery this worker holds the lease on, with everything an attempt needs. */
+export interface ClaimedDelivery extends SendingWebhook {
+  delivery: Delivery
   event: StoredEvent
   /** Attempts already on record (a redelivered delivery keeps its earlier ones); new ones are numbered after them. */
   priorAttempts: number
@@ -21,15 +27,18 @@ export interface ClaimedDelivery {
 
 /**
  * How long a lease lasts unless renewed. A live worker renews the leases it holds every third of
- * this (its heartbeat), through attempts of up to 60 s and backoffs of up to 30 s; a worker that
- * died stops renewing, and the sweeper gives its deliveries to another worker within this time.
+ * this (its heartbeat), whether the delivery waits its turn, backs off or is on the wire; a worker
+ * that died stops renewing, and the sweeper gives its deliveries to another worker within this time.
  */
 export const LEASE_MS = 30_000
 
+/** Ids per statement when a worker renews or checks the leases it holds. */
+const LEASE_BATCH = 1000
+
 /**
  * Leases on deliveries in the database: a worker sends a delivery only while it holds one, so no
- * two workers send the same attempt. The worker renews all its leases on a heartbeat and checks
- * its lease before every retry.
+ * two workers send the same attempt. A worker holds a delivery from the claim until it ends or
+ * is released, and renews all its leases on a heartbeat.
  */
 export class DeliveryClaims {
   constructor(
@@ -57,44 +66,66 @@ export class DeliveryClaims {
     const rows = batch.read(this.deliveries.claimedRead(claimed))
     const webhooks = batch.read(this.webhooks.withSecretsRead(claimed.clone().select('webhook_id')))
     const events = batch.read(this.events.manyRead(claimed.clone().select('event_id')))
-    await batch.send({send: (statements) => sendBatch(this.db, statements)})
+    // The claim commits on its own; a deadlock victim claimed nothing and simply claims again.
+    await retryingDeadlocks(() => batch.send({send: (statements) => sendBatch(this.db, statements)}))
 
     const ready: ClaimedDelivery[] = []
-    // Each webhook's secret is opened once per claim, not once per delivery.
-    const secrets = new Map<string, string>()
-    const secretOf = (webhookId: string, ciphertext: string) => secrets.get(webhookId) ?? secrets.set(webhookId, this.secrets.open(ciphertext)).get(webhookId)!
+    const opened = this.opener()
     for (const {delivery, priorAttempts} of rows()) {
       const loaded = webhooks().get(delivery.webhookId)
       const event = events().get(delivery.eventId)
-      if (!loaded) await this.settle(delivery.id, 'cancelled', 'webhook deleted')
-      else if (!loaded.webhook.isActive) await this.settle(delivery.id, 'cancelled', 'webhook disabled')
-      else if (!event) await this.settle(delivery.id, 'failed', 'event not found')
-      else ready.push({delivery, webhook: loaded.webhook, secret: secretOf(delivery.webhookId, loaded.secretCiphertext), event, priorAttempts})
+      if (!loaded) await this.settle([delivery.id], 'cancelled', 'webhook deleted')
+      else if (!loaded.webhook.isActive) await this.settle([delivery.id], 'cancelled', 'webhook disabled')
+      else if (!event) await this.settle([delivery.id], 'failed', 'event not found')
+      else ready.push({...opened(loaded), delivery, event, priorAttempts})
     }
     return ready
   }
 
-  /** Extends the lease before an attempt; false when the delivery was cancelled or taken over meanwhile. */
-  async renew(claimed: ClaimedDelivery): Promise<boolean> {
-    return this.deliveries.renewLease(claimed.delivery.id, this.workerId, this.clock.now() + LEASE_MS)
+  /** The webhooks of these ids as they stand now, secrets opened; a deleted one is missing. */
+  async currentWebhooks(ids: readonly string[]): Promise<Map<string, SendingWebhook>> {
+    const opened = this.opener()
+    const found = await this.webhooks.withSecretsByIds(ids)
+    return new Map([...found].map(([id, loaded]) => [id, opened(loaded)]))
   }
 
-  /** The heartbeat: extends the leases of every delivery this worker holds, in one statement. */
-  async renewAll(deliveryIds: readonly string[]): Promise<void> {
-    if (deliveryIds.length > 0) await this.deliveries.renewLeases(deliveryIds, this.workerId, this.clock.now() + LEASE_MS)
+  /** The heartbeat: extends the leases of every delivery this worker holds; returns those it lost (cancelled, taken over). */
+  async renewAll(deliveryIds: readonly string[]): Promise<string[]> {
+    const leaseUntil = this.clock.now() + LEASE_MS
+    const lost: string[] = []
+    for (let i = 0; i < deliveryIds.length; i += LEASE_BATCH) {
+      const ids = deliveryIds.slice(i, i + LEASE_BATCH)
+      if ((await this.deliveries.renewLeases(ids, this.workerId, leaseUntil)) === ids.length) continue
+      const held = await this.deliveries.stillHeld(ids, this.workerId)
+      lost.push(...ids.filter((id) => !held.has(id)))
+    }
+    return lost
   }
 
   async finish(deliveryId: string, status: 'succeeded' | 'failed', lastError: string | null): Promise<void> {
     await this.deliveries.finish(deliveryId, this.workerId, status, this.clock.now(), lastError)
   }
 
-  /** Gives a delivery back to the pool, due at once (the worker is stopping). */
-  async release(deliveryId: string): Promise<void> {
-    await this.deliveries.release(deliveryId, this.workerId, this.clock.now())
+  /** Gives deliveries back to the pool: due at once (the worker is stopping), or keeping their due time (parked). */
+  async release(deliveryIds: readonly string[], how: 'due now' | 'keep due time'): Promise<void> {
+    const now = this.clock.now()
+    if (deliveryIds.length > 0) await this.deliveries.release(deliveryIds, this.workerId, now, how === 'due now' ? now : null)
   }
 
-  private async settle(deliveryId: string, status: 'cancelled' | 'failed', reason: string): Promise<null> {
-    await this.deliveries.finish(deliveryId, this.workerId, status, this.clock.now(), reason)
-    return null
+  /** Ends deliveries that cannot be sent (their webhook was deleted or disabled, their event is gone). */
+  async settle(deliveryIds: readonly string[], status: 'cancelled' | 'failed', reason: string): Promise<void> {
+    const now = this.clock.now()
+    for (const id of deliveryIds) await this.deliveries.finish(id, this.workerId, status, now, reason)
+  }
+
+  /** Opens each webhook's secrets once per call, not once per delivery, as they sign a request sent now. */
+  private opener(): (loaded: WebhookWithSecrets) => SendingWebhook {
+    const now = this.clock.now()
+    const opened = new Map<string, SigningSecrets>()
+    return (loaded) => {
+      let secrets = opened.get(loaded.webhook.id)
+      if (secrets === undefined) opened.set(loaded.webhook.id, (secrets = signingSecrets(loaded, this.secrets, now)))
+      return {webhook: loaded.webhook, secrets}
+    }
   }
 }

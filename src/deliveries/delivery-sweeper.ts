@@ -1,14 +1,23 @@
 import type {Logger} from '../log/logger.js'
 import type {Clock} from '../shared/clock.js'
 import type {DeliveriesStore} from './deliveries-store.js'
-import type {DispatchQueue} from './dispatch-queue.js'
 
-const SWEEP_BATCH = 500
+/** Deliveries taken per sweep at most; the next sweep takes more. */
+const DELIVERIES_PER_SWEEP = 2000
+/** Deliveries of one webhook taken per sweep at most: its lane refills itself as it drains. */
+const DELIVERIES_PER_WEBHOOK = 500
+
+/** What the sweeper needs of its worker: room in a webhook's lane, and a way to take deliveries. */
+export interface SweptInto {
+  roomFor(webhookId: string): number
+  take(deliveryIds: string[]): Promise<void>
+}
 
 /**
- * Finds deliveries that no queue will hand out (an enqueue that failed, a flushed Redis, a
- * worker that died holding a lease, a redelivery) and dispatches them again. The database is
- * the record; this is what makes Redis only a dispatcher.
+ * Finds the deliveries no worker will take (a worker that died holding leases, one that stopped
+ * or parked them, a queue that lost them, a redelivery) and gives them to its own worker, a share
+ * per webhook. What a live worker holds, waiting its turn or backing off, is leased and left
+ * alone. The database is the record; this is what makes Redis only a dispatcher.
  */
 export class DeliverySweeper {
   private timer: NodeJS.Timeout | null = null
@@ -16,10 +25,10 @@ export class DeliverySweeper {
 
   constructor(
     private readonly deliveries: DeliveriesStore,
-    private readonly queue: DispatchQueue,
+    private readonly worker: SweptInto,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    /** A pending delivery dispatched longer ago than this is dispatched again. */
+    /** A pending delivery dispatched longer ago than this and never taken is taken here. */
     private readonly redispatchAfterMs: number,
   ) {}
 
@@ -40,12 +49,19 @@ export class DeliverySweeper {
     this.timer = null
   }
 
-  /** Re-dispatches deliveries left behind; returns how many. */
+  /** Takes the deliveries left behind; returns how many it found. */
   async sweep(): Promise<number> {
     const now = this.clock.now()
+    const lostBefore = now - this.redispatchAfterMs
     await this.deliveries.releaseExpiredLeases(now)
-    const ids = await this.deliveries.takeUndispatched(now, now - this.redispatchAfterMs, SWEEP_BATCH)
-    if (ids.length > 0) await this.queue.enqueue(ids)
+    const room = new Map<string, number>()
+    const ids: string[] = []
+    for (const {id, webhookId} of await this.deliveries.unheld(now, lostBefore, DELIVERIES_PER_WEBHOOK, DELIVERIES_PER_SWEEP)) {
+      const left = room.get(webhookId) ?? this.worker.roomFor(webhookId)
+      room.set(webhookId, left - 1)
+      if (left > 0) ids.push(id)
+    }
+    if (ids.length > 0) await this.worker.take(ids)
     return ids.length
   }
 }

@@ -1,6 +1,7 @@
 import {isoTime, isoTimeOrNull} from '../shared/clock.js'
 import type {DeliveriesStore} from './deliveries-store.js'
-import type {DeliveryStatus} from './delivery-types.js'
+import type {DeliveryState, DeliveryStateView} from './delivery-state.js'
+import type {Delivery, DeliveryStatus} from './delivery-types.js'
 
 /** One line of `leads deliveries tail`: a delivery queued, or one of its attempts finished. */
 export interface TailEntry {
@@ -16,9 +17,17 @@ export interface TailEntry {
   duration_ms: number | null
   outcome: string
   delivery_status: DeliveryStatus
-  /** When the delivery's next attempt is due, while it is being retried. */
+  /** Where the delivery stands as of this poll (delivery-state.ts), which may be past the event the entry reports. */
+  state: DeliveryState
+  /** When the delivery's next attempt can go out at the earliest, as of this poll; null once it ended or while an attempt is on the wire. */
   next_attempt_at: string | null
 }
+
+/** What every entry of one delivery has in common. */
+type Shared = Pick<TailEntry, 'delivery_id' | 'webhook_id' | 'event_type' | 'lead_id' | 'delivery_status' | 'state' | 'next_attempt_at'>
+
+/** Where each delivery stands (DeliveriesService.states). */
+export type ReadStates = (deliveries: readonly Delivery[]) => Promise<ReadonlyMap<string, DeliveryStateView>>
 
 /**
  * Deliveries changed this long before the last change seen are read again: attempts are recorded
@@ -38,6 +47,7 @@ export class DeliveryTail {
 
   constructor(
     private readonly store: DeliveriesStore,
+    private readonly readStates: ReadStates,
     private readonly filter: {webhookId?: string; customerId?: string},
     start: number,
   ) {
@@ -50,28 +60,36 @@ export class DeliveryTail {
     const changed = await this.store.changedSince(from, this.filter, BATCH)
     if (changed.length === 0) return []
     const attempts = await this.store.attempts(changed.map((delivery) => delivery.id))
-    const entries: Array<TailEntry & {time: number}> = []
+    const found: Array<{delivery: (typeof changed)[number]; time: number; entry: Omit<TailEntry, keyof Shared>}> = []
     for (const delivery of changed) {
-      const common = {
+      if (delivery.createdAt >= from && this.firstTime(`queued:${delivery.id}`, delivery.createdAt)) {
+        found.push({delivery, time: delivery.createdAt, entry: {at: isoTime(delivery.createdAt), attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'}})
+      }
+      for (const attempt of attempts.filter((candidate) => candidate.deliveryId === delivery.id)) {
+        const finished = attempt.startedAt + attempt.durationMs
+        if (finished < from || !this.firstTime(attempt.id, finished)) continue
+        const result = attempt.statusCode === null ? (attempt.error ?? 'error') : String(attempt.statusCode)
+        found.push({delivery, time: finished, entry: {at: isoTime(finished), attempt: attempt.attemptNumber, result, duration_ms: attempt.durationMs, outcome: attempt.outcome}})
+      }
+    }
+    // States only of the deliveries shown: each costs a look at its webhook and its in-flight record.
+    const states = await this.readStates([...new Set(found.map(({delivery}) => delivery))])
+    const entries = found.map(({delivery, time, entry}) => {
+      const view = states.get(delivery.id)!
+      const shared: Shared = {
         delivery_id: delivery.id,
         webhook_id: delivery.webhookId,
         event_type: delivery.eventType,
         lead_id: delivery.leadId,
         delivery_status: delivery.status,
-        next_attempt_at: delivery.status === 'pending' ? isoTimeOrNull(delivery.nextAttemptAt) : null,
+        state: view.state,
+        next_attempt_at: isoTimeOrNull(view.nextAttemptAt),
       }
-      if (delivery.createdAt >= from && this.firstTime(`queued:${delivery.id}`, delivery.createdAt)) {
-        entries.push({...common, time: delivery.createdAt, at: isoTime(delivery.createdAt), attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'})
-      }
-      for (const attempt of attempts.filter((candidate) => candidate.deliveryId === delivery.id)) {
-        const finished = attempt.startedAt + attempt.durationMs
-        if (finished < from || !this.firstTime(attempt.id, finished)) continue
-        entries.push({...common, time: finished, at: isoTime(finished), attempt: attempt.attemptNumber, result: attempt.statusCode === null ? (attempt.error ?? 'error') : String(attempt.statusCode), duration_ms: attempt.durationMs, outcome: attempt.outcome})
-      }
-    }
+      return {time, entry: {...shared, ...entry}}
+    })
     this.since = Math.max(this.since, changed.at(-1)!.updatedAt)
     this.forgetBefore(this.since - LOOKBACK_MS)
-    return entries.sort((a, b) => a.time - b.time).map(({time: _time, ...entry}) => entry)
+    return entries.sort((a, b) => a.time - b.time).map(({entry}) => entry)
   }
 
   /** True the first time `key` is seen; remembers it with the time of what it names. */

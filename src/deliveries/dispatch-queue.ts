@@ -1,13 +1,13 @@
 /**
  * Hands delivery ids from the process that wrote them to a worker. It only dispatches: the
- * database holds every delivery, and the sweeper re-enqueues what a queue lost.
+ * database holds every delivery, and a worker's sweeper takes what a queue lost.
  */
 export interface DispatchQueue {
   enqueue(ids: readonly string[]): Promise<void>
   /** Up to `max` ids, waiting at most `blockMs` for the first. */
   take(max: number, blockMs: number): Promise<string[]>
-  /** Done with an id taken from this queue (delivered, failed for good, or not ours to deliver). */
-  ack(id: string): Promise<void>
+  /** Done with ids taken from this queue (claimed, so leased in the database, or not ours to deliver). */
+  ack(ids: readonly string[]): Promise<void>
   /** Whether taking from this queue works right now (readiness reports a stalled dispatch loop). */
   health(): DispatchHealth
   close(): Promise<void>
@@ -21,7 +21,7 @@ export interface DispatchHealth {
 
 /**
  * In-process queue of the embedded default: the API and the worker share one process. It is
- * bounded: an API-only process has no reader, and the sweeper re-dispatches whatever is dropped.
+ * bounded: an API-only process has no reader, and a worker's sweeper takes whatever is dropped.
  */
 export class MemoryQueue implements DispatchQueue {
   private readonly ids: string[] = []

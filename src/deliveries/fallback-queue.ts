@@ -45,8 +45,8 @@ export class FallbackQueue implements DispatchQueue {
     }
   }
 
-  async ack(id: string): Promise<void> {
-    await this.redis.ack(id)
+  async ack(ids: readonly string[]): Promise<void> {
+    await this.redis.ack(ids)
   }
 
   health(): DispatchHealth {

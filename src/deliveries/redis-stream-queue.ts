@@ -75,11 +75,14 @@ export class RedisStreamQueue implements DispatchQueue {
     }
   }
 
-  async ack(id: string): Promise<void> {
-    const entryIds = this.entries.get(id)
-    this.entries.delete(id)
+  async ack(ids: readonly string[]): Promise<void> {
+    const entryIds = ids.flatMap((id) => {
+      const entries = this.entries.get(id) ?? []
+      this.entries.delete(id)
+      return entries
+    })
     // XACK on a group that no longer exists answers NOGROUP: nothing is left to acknowledge.
-    if (entryIds && entryIds.length > 0) await this.redis.xAck(STREAM_KEY, CONSUMER_GROUP, entryIds).catch(ignoreNoGroup)
+    if (entryIds.length > 0) await this.redis.xAck(STREAM_KEY, CONSUMER_GROUP, entryIds).catch(ignoreNoGroup)
   }
 
   health(): DispatchHealth {

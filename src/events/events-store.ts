@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {compile, insertRows, type Read, type Statement} from '../db/statements.js'
+import {compile, insertChunks, type Read, type Statement} from '../db/statements.js'
 
 export interface StoredEvent {
   id: string
@@ -25,8 +25,7 @@ export class EventsStore {
 
   /** The insert of events, sent in the transaction of their change, so each exists exactly when its change does. */
   insertStatements(events: readonly StoredEvent[]): Statement[] {
-    if (events.length === 0) return []
-    return [insertRows(this.db, 'events', events.map(eventToRow))]
+    return insertChunks(this.db, 'events', events.map(eventToRow))
   }
 
   async find(id: string): Promise<StoredEvent | null> {

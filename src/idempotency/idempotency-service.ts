@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 
 import {configure} from 'safe-stable-stringify'
 
-import {isNowaitRefusal, isUniqueViolation} from '../db/errors.js'
+import {isLockRefusal, isUniqueViolation} from '../db/errors.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
@@ -60,10 +60,10 @@ export class IdempotencyService {
     return this.record(ticket)
   }
 
-  /** Whether a write failed because of its claim, given the error and how long the attempt took. */
-  refusal(error: unknown, elapsedMs: number): ClaimRefusal | null {
+  /** Whether a write failed because of its claim: the key is stored already, or held by a request still running. */
+  refusal(error: unknown): ClaimRefusal | null {
     if (isUniqueViolation(error)) return 'stored'
-    return isNowaitRefusal(error, elapsedMs) ? 'held' : null
+    return isLockRefusal(error) ? 'held' : null
   }
 
   /**

@@ -2,7 +2,7 @@ import {gunzipSync, gzipSync} from 'node:zlib'
 
 import {isMysql, type Db} from '../db/knex.js'
 import {isUniqueViolation} from '../db/errors.js'
-import {insertRows, type Statement} from '../db/statements.js'
+import {insertChunks, type Statement} from '../db/statements.js'
 
 export interface IdempotencyRecord {
   customerId: string
@@ -53,7 +53,7 @@ export class IdempotencyStore {
    */
   claimStatements(records: readonly IdempotencyRecord[]): Statement[] {
     if (records.length === 0) return []
-    return [...this.heldRead(records), insertRows(this.db, 'idempotency_keys', records.map(toRow))]
+    return [...this.heldRead(records), ...insertChunks(this.db, 'idempotency_keys', records.map(toRow))]
   }
 
   /**
@@ -64,14 +64,14 @@ export class IdempotencyStore {
   claimAnsweredStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
     if (entries.length === 0) return []
     const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
-    return [...this.heldRead(entries.map((entry) => entry.claim)), insertRows(this.db, 'idempotency_keys', rows)]
+    return [...this.heldRead(entries.map((entry) => entry.claim)), ...insertChunks(this.db, 'idempotency_keys', rows)]
   }
 
   /** Stores the responses of claimed keys: one statement that goes out with the write's COMMIT. */
   completeStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
     if (entries.length === 0) return []
     const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
-    return [insertRows(this.db, 'idempotency_keys', rows, {keys: ['customer_id', 'endpoint', 'idempotency_key'], update: ['status_code', 'response_body', 'response_gzip']})]
+    return insertChunks(this.db, 'idempotency_keys', rows, {keys: ['customer_id', 'endpoint', 'idempotency_key'], update: ['status_code', 'response_body', 'response_gzip']})
   }
 
   /**

@@ -15,6 +15,7 @@ export const ENDPOINT_SCOPES = {
   'GET /api/agents/crm/lead-webhooks': 'public_api:webhooks:manage',
   'PATCH /api/agents/crm/lead-webhooks/:id': 'public_api:webhooks:manage',
   'DELETE /api/agents/crm/lead-webhooks/:id': 'public_api:webhooks:manage',
+  'POST /api/agents/crm/lead-webhooks/:id/recover': 'public_api:webhooks:manage',
 } as const satisfies Record<string, Scope>
 
 export type Endpoint = keyof typeof ENDPOINT_SCOPES

@@ -2,6 +2,7 @@ import type {CustomFieldDefinition, Stage} from '../customers/customer-types.js'
 import {LEAD_LINE_SLUG, LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
+import {checkJsonText} from '../shared/text.js'
 import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
 import {checkCustomFieldsSize, LEAD_LIMITS} from './lead-limits.js'
 import {phoneDigits} from './lead-matching.js'
@@ -82,6 +83,8 @@ export function readLeadDraft(raw: unknown): LeadDraft {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError('a lead must be a JSON object')
   }
+  // The body's own check leaves a bulk row's text to the row, so that a bad row fails alone.
+  checkJsonText(raw)
   const body = trimStrings(raw as Record<string, unknown>)
   if (!validate(body)) throw toValidationError(validate.errors?.[0], (param) => RULES[param], 'field')
 

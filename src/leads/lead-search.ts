@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
-import {compile, insertRows, type Statement} from '../db/statements.js'
+import {compile, insertChunks, type Statement} from '../db/statements.js'
 import type {LeadWrite} from './lead-counts.js'
 import {normalizeEmail, phoneDigits} from './lead-matching.js'
 
@@ -69,18 +69,25 @@ export function parseSearch(term: string): SearchPlan | null {
 /**
  * The index range of the strings that start with `prefix`: `>= prefix` and `<` the prefix with
  * its last character raised by one. A range (not LIKE) so SQLite uses the index as MySQL does,
- * and no character of the term needs escaping.
+ * and no character of the term needs escaping. Null for `before` when no string bounds the range
+ * (a prefix of U+10FFFF only).
  */
-export function prefixRange(prefix: string): [from: string, before: string] {
+export function prefixRange(prefix: string): [from: string, before: string | null] {
   const chars = [...prefix]
+  // U+10FFFF cannot be raised: what starts with `x` + U+10FFFF is also what comes before `x` raised.
+  while (chars.at(-1) === HIGHEST_CODE_POINT) chars.pop()
+  if (chars.length === 0) return [prefix, null]
   const next = chars.pop()!.codePointAt(0)! + 1
   // Past U+D7FF comes U+E000: the surrogate range between is no character and cannot be sent.
   return [prefix, chars.join('') + String.fromCodePoint(next === 0xd800 ? 0xe000 : next)]
 }
 
+const HIGHEST_CODE_POINT = String.fromCodePoint(0x10ffff)
+
 function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): Knex.QueryBuilder {
   const [from, before] = prefixRange(prefix)
-  return query.where(column, '>=', from).andWhere(column, '<', before)
+  query.where(column, '>=', from)
+  return before === null ? query : query.andWhere(column, '<', before)
 }
 
 /**
@@ -178,9 +185,10 @@ export function whereMatches(query: Knex.QueryBuilder, plan: SearchPlan): void {
  */
 function hasWordStarting(query: Knex.QueryBuilder, leadColumn: string, piece: string): void {
   const [from, before] = prefixRange(piece)
+  const below = before === null ? '' : ' AND p.word < ?'
   // No customer_id here: the lead is already the customer's, and with it SQLite would pick the
   // (customer_id, word) key and scan the piece's whole range for every lead.
-  query.whereRaw(`(SELECT 1 FROM lead_search_words p WHERE p.lead_id = ${leadColumn} AND p.word >= ? AND p.word < ? LIMIT 1) IS NOT NULL`, [from, before])
+  query.whereRaw(`(SELECT 1 FROM lead_search_words p WHERE p.lead_id = ${leadColumn} AND p.word >= ?${below} LIMIT 1) IS NOT NULL`, before === null ? [from] : [from, before])
 }
 
 /** Keeps `lead_search_words` in step with the leads, inside the write's transaction. */
@@ -206,9 +214,7 @@ export class LeadSearchIndex {
       for (const [customerId, word, leadId] of removed.slice(start, start + 200)) query.orWhere({customer_id: customerId, word, lead_id: leadId})
       statements.push(compile(query.delete()))
     }
-    const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < added.length; start += chunk) statements.push(insertRows(this.db, 'lead_search_words', added.slice(start, start + chunk)))
-    return statements
+    return [...statements, ...insertChunks(this.db, 'lead_search_words', added)]
   }
 
   /**

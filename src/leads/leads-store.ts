@@ -1,9 +1,9 @@
 import type {Knex} from 'knex'
 
 import type {LeadLine} from '../customers/customer-types.js'
-import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
+import {type Db, isMysql} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import {compile, insertRows, type Read, runEach, type Statement} from '../db/statements.js'
+import {compile, insertChunks, type Read, runEach, runRead, type Statement} from '../db/statements.js'
 import {type LeadWrite, LeadCountsStore} from './lead-counts.js'
 import {countMatches, LeadSearchIndex, matchingIds, narrowestFirst, parseSearch, type SearchPlan, whereMatches} from './lead-search.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
@@ -186,17 +186,25 @@ export class LeadsStore {
     trx: Knex | Knex.Transaction = this.db,
     knownStages?: ReadonlyArray<LeadWithRelations['stage']>,
   ): Promise<LeadWithRelations[]> {
+    const ownersRead = this.ownersRead(customerId, leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId])))
     const [stages, owners] = await Promise.all([
-      knownStages
-        ? new Map(knownStages.map((stage) => [stage.id, {id: stage.id, slug: stage.slug, name: stage.name, color: stage.color}]))
-        : this.stagesById(trx, customerId, leads.map((lead) => lead.stageId)),
-      this.ownersById(trx, customerId, leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId]))),
+      knownStages ? stagesById(knownStages) : this.readStages(trx, customerId, leads.map((lead) => lead.stageId)),
+      ownersRead ? runRead(trx, ownersRead) : new Map<string, LeadOwner>(),
     ])
-    return leads.map((lead) => ({
-      ...lead,
-      stage: stages.get(lead.stageId) as LeadWithRelations['stage'],
-      owner: lead.ownerId === null ? null : (owners.get(lead.ownerId) ?? null),
-    }))
+    return leads.map((lead) => withStageAndOwner(lead, stages, owners))
+  }
+
+  /**
+   * The customer's owners with these ids, by id: a read to send in a write's transaction (the
+   * owners of the leads it may merge into). Null when there are none to read.
+   */
+  ownersRead(customerId: string, ids: readonly string[]): Read<Map<string, LeadOwner>> | null {
+    if (ids.length === 0) return null
+    const query = this.db('owners').where('customer_id', customerId).whereIn('id', [...new Set(ids)]).select('id', 'name', 'role_name')
+    return {
+      statement: compile(query),
+      read: (result) => new Map(result.rows.map((row) => [String(row['id']), {id: String(row['id']), name: String(row['name']), role_name: String(row['role_name'])}])),
+    }
   }
 
   /**
@@ -204,13 +212,8 @@ export class LeadsStore {
    * the transaction ends. Keys must come sorted, so two writers lock in the same order.
    */
   matchKeyLocks(customerId: string, keys: readonly string[]): Statement[] {
-    const statements: Statement[] = []
-    const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < keys.length; start += chunk) {
-      const rows = keys.slice(start, start + chunk).map((matchKey) => ({customer_id: customerId, match_key: matchKey}))
-      statements.push(insertRows(this.db, 'lead_match_locks', rows, {keys: ['customer_id', 'match_key'], update: ['match_key']}))
-    }
-    return statements
+    const rows = keys.map((matchKey) => ({customer_id: customerId, match_key: matchKey}))
+    return insertChunks(this.db, 'lead_match_locks', rows, {keys: ['customer_id', 'match_key'], update: ['match_key']})
   }
 
   /**
@@ -265,12 +268,7 @@ export class LeadsStore {
 
   /** upsertStatements' first part: the leads themselves (a bulk request sends them ahead of the rest). */
   upsertRows(leads: readonly LeadRecord[]): Statement[] {
-    const statements: Statement[] = []
-    const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < leads.length; start += chunk) {
-      statements.push(insertRows(this.db, 'leads', leads.slice(start, start + chunk).map(leadToRow), {keys: ['id'], update: UPSERT_COLUMNS}))
-    }
-    return statements
+    return insertChunks(this.db, 'leads', leads.map(leadToRow), {keys: ['id'], update: UPSERT_COLUMNS})
   }
 
   /** upsertStatements' second part: the counts and search words of the leads written. */
@@ -288,10 +286,7 @@ export class LeadsStore {
 
   /** Inserts new leads in a few multi-row statements, with what derives from them. Each joins the change feed's pending set. */
   insertStatements(leads: readonly LeadRecord[]): Statement[] {
-    const statements: Statement[] = []
-    const chunk = rowsPerInsert(this.db)
-    for (let start = 0; start < leads.length; start += chunk) statements.push(insertRows(this.db, 'leads', leads.slice(start, start + chunk).map(leadToRow)))
-    return [...statements, ...this.derivedWrites(leads.map((after) => ({before: null, after})))]
+    return [...insertChunks(this.db, 'leads', leads.map(leadToRow)), ...this.derivedWrites(leads.map((after) => ({before: null, after})))]
   }
 
   /** What is derived from the leads (counts, search words), written in the same transaction. */
@@ -403,22 +398,13 @@ export class LeadsStore {
     await this.db.transaction((trx) => runEach(trx, this.insertStatements(leads)))
   }
 
-  private async stagesById(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
+  private async readStages(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
     if (ids.length === 0) return new Map()
     const rows = (await trx('stages')
       .where('customer_id', customerId)
       .whereIn('id', [...new Set(ids)])
       .select('id', 'slug', 'name', 'color')) as Array<LeadWithRelations['stage']>
-    return new Map(rows.map((row) => [row.id, {id: row.id, slug: row.slug, name: row.name, color: row.color}]))
-  }
-
-  private async ownersById(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, NonNullable<LeadWithRelations['owner']>>> {
-    if (ids.length === 0) return new Map()
-    const rows = (await trx('owners')
-      .where('customer_id', customerId)
-      .whereIn('id', [...new Set(ids)])
-      .select('id', 'name', 'role_name')) as Array<NonNullable<LeadWithRelations['owner']>>
-    return new Map(rows.map((row) => [row.id, {id: row.id, name: row.name, role_name: row.role_name}]))
+    return stagesById(rows)
   }
 
   private applyFilters(query: Knex.QueryBuilder, customerId: string, filters: LeadFilters): void {
@@ -429,6 +415,19 @@ export class LeadsStore {
     if (filters.createdSince !== undefined) query.where('leads.created_at', '>=', filters.createdSince)
     if (filters.updatedSince !== undefined) query.where('leads.updated_at', '>=', filters.updatedSince)
   }
+}
+
+/** A lead's owner as the API shows it. */
+export type LeadOwner = NonNullable<LeadWithRelations['owner']>
+
+/** The stages by id, each with only what a lead shows of it. */
+export function stagesById(stages: ReadonlyArray<LeadWithRelations['stage']>): Map<string, LeadWithRelations['stage']> {
+  return new Map(stages.map((stage) => [stage.id, {id: stage.id, slug: stage.slug, name: stage.name, color: stage.color}]))
+}
+
+/** The lead with its stage and owner, from those already loaded. */
+export function withStageAndOwner(lead: LeadRecord, stages: ReadonlyMap<string, LeadWithRelations['stage']>, owners: ReadonlyMap<string, LeadOwner>): LeadWithRelations {
+  return {...lead, stage: stages.get(lead.stageId) as LeadWithRelations['stage'], owner: lead.ownerId === null ? null : (owners.get(lead.ownerId) ?? null)}
 }
 
 /** The ids of a page in a sort whose index serves it (created_at, updated_at): a keyset range, then the order. */

@@ -1,6 +1,6 @@
 import type {Stage} from '../customers/customer-types.js'
 import type {CustomersStore} from '../customers/customers-store.js'
-import {isGuardRefusal, isNowaitRefusal, isUniqueViolation} from '../db/errors.js'
+import {isGuardRefusal, isLockRefusal, isUniqueViolation} from '../db/errors.js'
 import {type Db, isMysql} from '../db/knex.js'
 import {GroupCommitter, type Settled} from '../db/group-commit.js'
 import {guardStatement, StatementBatch, type Statement} from '../db/statements.js'
@@ -17,7 +17,7 @@ import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, re
 import {mergeLead, newLead} from './lead-merge.js'
 import {matchCandidates, type MatchEntry, MatchPool, newPeopleChecks} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
-import type {LeadsStore, LeadWithRelations} from './leads-store.js'
+import {type LeadOwner, type LeadsStore, type LeadWithRelations, stagesById, withStageAndOwner} from './leads-store.js'
 import {KeptPerCustomer, SetupCache} from './setup-cache.js'
 
 export const BULK_MAX_ROWS = 500
@@ -97,6 +97,8 @@ interface PlannedCustomer {
   members: CreateRequest[]
   known: CustomerSetup
   candidates: readonly MatchEntry[]
+  /** The owners of the candidates, read in the write's transaction. */
+  owners: ReadonlyMap<string, LeadOwner>
   subscribers: string[]
 }
 
@@ -134,7 +136,8 @@ interface CreateRequest {
  * A checked write is two round trips on MySQL (write-transaction.ts): first what it must read
  * (the caller's claim, the match-key locks, the leads they match, the customer's setup version,
  * and for a create the webhooks to notify), then everything it writes, with the COMMIT. The
- * customer's stages and fields are read only when the version says they changed (SetupCache).
+ * customer's stages and fields are read only when the version says they changed (SetupCache),
+ * and the owners of the leads it merges into only when one has an owner (a third round trip).
  * Single creates of new people are usually one round trip (asNew).
  */
 export class LeadsWriteService {
@@ -191,14 +194,13 @@ export class LeadsWriteService {
    */
   private async writeCreates(requests: readonly CreateRequest[], release: () => void): Promise<Array<Settled<CreateResult>>> {
     const kept = this.keptForGuess(requests)
-    const started = performance.now()
     // The next group is written while this one's COMMIT waits on the disk (see CREATE_GROUPS).
     const options = {committing: release}
     let written: WrittenGroup
     try {
       written = await inWriteTransaction(this.db, (trx) => (kept ? this.asNew(trx, requests, kept) : this.checked(trx, requests, 'checked', true)), options)
     } catch (error) {
-      if (!kept || !isRefusedGuess(error, performance.now() - started)) throw error
+      if (!kept || !isRefusedGuess(error)) throw error
       written = await inWriteTransaction(this.db, (trx) => this.checked(trx, requests, 'guessRefused', true), options)
     }
     this.groupsWritten[written.way]++
@@ -224,9 +226,9 @@ export class LeadsWriteService {
       const checks = newPeopleChecks(this.leads, customerId, members.map((member) => member.draft))
       locks.push(...checks.locks)
       probes.push(this.customers.setupChangedProbe(customerId, version), this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers), ...checks.probes)
-      return {customerId, members, known: setup, candidates: [], subscribers}
+      return {customerId, members, known: setup, candidates: [], owners: new Map(), subscribers}
     })
-    const plan = await this.planCreates(requests, customers)
+    const plan = this.planCreates(requests, customers)
     return {
       value: writtenGroup(plan, 'asNew'),
       commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
@@ -253,13 +255,15 @@ export class LeadsWriteService {
       subscribers: reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED)),
     }))
     await reads.send(trx)
+    const owners = await this.readOwners(trx, pending.map((customer) => ({customerId: customer.customerId, candidates: customer.candidates()})))
     const customers: PlannedCustomer[] = []
     for (const customer of pending) {
       const subscribers = customer.subscribers()
       this.subscribers.set(customer.customerId, subscribers)
-      customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates: customer.candidates(), subscribers})
+      const candidates = customer.candidates()
+      customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates, owners: owners.get(customer.customerId) ?? new Map(), subscribers})
     }
-    const plan = await this.planCreates(requests, customers)
+    const plan = this.planCreates(requests, customers)
     return {value: writtenGroup(plan, way), commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
   }
 
@@ -268,7 +272,7 @@ export class LeadsWriteService {
    * its creates could match (oldest first) and its subscribers. Creates of one person resolve in
    * arrival order, as if sent one by one.
    */
-  private async planCreates(requests: readonly CreateRequest[], customers: readonly PlannedCustomer[]): Promise<CreatePlan> {
+  private planCreates(requests: readonly CreateRequest[], customers: readonly PlannedCustomer[]): CreatePlan {
     const settled = new Map<CreateRequest, Settled<CreateResult>>()
     const leadWrites: Statement[] = []
     const events: StoredEvent[] = []
@@ -279,7 +283,8 @@ export class LeadsWriteService {
     }
     const now = this.clock.now()
     const merging = new Set<string>()
-    for (const {customerId, members, known, candidates, subscribers} of customers) {
+    for (const {customerId, members, known, candidates, owners, subscribers} of customers) {
+      const stages = stagesById(known.stages)
       const pool = new MatchPool(candidates)
       const stored = new Map(candidates.map((entry) => [entry.lead.id, entry.lead]))
       const changed = new Map<string, LeadRecord>()
@@ -292,7 +297,7 @@ export class LeadsWriteService {
           if (match) pool.replace(match.position, record)
           else pool.add(record)
           changed.set(record.id, record)
-          const [lead] = (await this.leads.withRelations(customerId, [record], this.db, known.stages)) as [LeadWithRelations]
+          const lead = withStageAndOwner(record, stages, owners)
           if (!match) {
             const event = this.events.event({customerId, type: LEAD_CREATED, leadId: lead.id, payload: leadCreatedSnapshot(lead), createdAt: now})
             events.push(event)
@@ -406,6 +411,22 @@ export class LeadsWriteService {
     return {batch, stages: batch.read(this.customers.stagesRead(customerId)), fields: batch.read(this.customers.fieldsRead(customerId))}
   }
 
+  /**
+   * The owners of the stored leads a group's creates may merge into, per customer: read in the
+   * write's transaction (SQLite's one connection is the transaction's), in one more round trip
+   * that only a group with an owned candidate makes.
+   */
+  private async readOwners(trx: WriteTransaction, customers: ReadonlyArray<{customerId: string; candidates: readonly MatchEntry[]}>): Promise<Map<string, Map<string, LeadOwner>>> {
+    const batch = new StatementBatch()
+    const reads = customers.flatMap(({customerId, candidates}) => {
+      const read = this.leads.ownersRead(customerId, candidates.flatMap((entry) => (entry.lead.ownerId === null ? [] : [entry.lead.ownerId])))
+      return read ? [{customerId, owners: batch.read(read)}] : []
+    })
+    if (reads.length === 0) return new Map()
+    await batch.send(trx)
+    return new Map(reads.map(({customerId, owners}) => [customerId, owners()]))
+  }
+
   /** Adds the match-key locks and the leads the drafts match to a write's reads. */
   private readCandidates(reads: StatementBatch, customerId: string, drafts: readonly LeadDraft[], lock: boolean): () => MatchEntry[] {
     const {locks, read} = matchCandidates(this.leads, customerId, drafts, lock)
@@ -471,12 +492,12 @@ function byCustomerInLockOrder(requests: readonly CreateRequest[]): Array<[strin
 }
 
 /**
- * A guess refused for its keys: one stored already, or still held by its first request (a quick
- * NOWAIT refusal, not a real lock wait timeout); the checked write then tells which. The guard's
- * own refusals go on checked inside the transaction (asNew's orElse).
+ * A guess refused for its keys: one stored already, or still held by its first request; the
+ * checked write then tells which. The guard's own refusals go on checked inside the transaction
+ * (asNew's orElse).
  */
-function isRefusedGuess(error: unknown, elapsedMs: number): boolean {
-  return isGuardRefusal(error) || isUniqueViolation(error) || isNowaitRefusal(error, elapsedMs)
+function isRefusedGuess(error: unknown): boolean {
+  return isGuardRefusal(error) || isUniqueViolation(error) || isLockRefusal(error)
 }
 
 function firstStageId(stages: readonly Stage[]): string {

@@ -26,6 +26,10 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>
   readonly deliveries: Counter<'outcome'>
   readonly rateLimited: Counter<'bucket'>
+  readonly breakerTransitions: Counter<'to'>
+  readonly firstAttemptDelay: Histogram
+  /** The delivery worker's deliveries by state (delivery-state.ts), when this process runs one. */
+  private workerStates: (() => Record<string, number>) | null = null
 
   constructor(deliveriesStore: DeliveriesStore, clock: Clock, writes: () => WriteCounts = () => NO_WRITES) {
     // Required here, not imported: only a daemon builds its metrics (see services.ts), and prom-client
@@ -42,6 +46,23 @@ export class Metrics {
       registers,
     })
     this.deliveries = new Counter({name: 'leads_webhook_deliveries_total', help: 'Finished webhook deliveries by outcome', labelNames: ['outcome'], registers})
+    this.breakerTransitions = new Counter({name: 'leads_webhook_breaker_transitions_total', help: 'Webhook circuit breaker changes, by the state entered', labelNames: ['to'], registers})
+    this.firstAttemptDelay = new Histogram({
+      name: 'leads_webhook_first_attempt_delay_seconds',
+      help: 'Time from a delivery being written (its lead created) to its first attempt going out',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    })
+    const states = () => this.workerStates?.() ?? {}
+    new Gauge({
+      name: 'leads_webhook_deliveries_held',
+      help: 'Deliveries this process\'s worker holds, by state: waiting (its turn), held (breaker open), backing_off, delivering',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        for (const [state, count] of Object.entries(states())) this.set({state}, count)
+      },
+    })
     this.rateLimited = new Counter({name: 'leads_rate_limited_total', help: 'Requests refused with 429, by bucket', labelNames: ['bucket'], registers})
     new Counter({
       name: 'leads_create_groups_total',
@@ -99,5 +120,9 @@ export class Metrics {
         this.set(oldestCreatedAt === null ? 0 : (clock.now() - oldestCreatedAt) / 1000)
       },
     })
+  }
+  /** Reports a delivery worker's held deliveries by state in leads_webhook_deliveries_held. */
+  reportWorkerStates(states: () => Record<string, number>): void {
+    this.workerStates = states
   }
 }

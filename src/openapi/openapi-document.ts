@@ -1,3 +1,4 @@
+import {RECOVER_REQUEST_SCHEMA, RECOVER_RESPONSE_SCHEMA} from '../deliveries/recover.js'
 import {ENDPOINT_SCOPES, type Endpoint} from '../keys/scopes.js'
 import {LEAD_INPUT_SCHEMA} from '../leads/lead-input.js'
 import {BULK_RESPONSE_SCHEMA, CREATE_LEAD_RESPONSE_SCHEMA, LEAD_LIST_SCHEMA, LEAD_SCHEMA} from '../leads/lead-schemas.js'
@@ -30,12 +31,13 @@ const ERROR_TEXT: Record<number, string> = {
   500: 'Unexpected failure; quote X-Request-Id to the operator.',
 }
 
-function errors(...statuses: number[]): Json {
+/** The error responses of an operation; `texts` replaces the usual description of a status where it means something else here. */
+function errors(statuses: number[], texts: Record<number, string> = {}): Json {
   return Object.fromEntries(
     statuses.map((status) => [
       String(status),
       {
-        description: ERROR_TEXT[status],
+        description: texts[status] ?? ERROR_TEXT[status],
         headers: status === 429 ? {...RATE_HEADERS, 'Retry-After': {$ref: '#/components/headers/RetryAfter'}} : RATE_HEADERS,
         content: json(ref('Error')),
       },
@@ -43,11 +45,12 @@ function errors(...statuses: number[]): Json {
   )
 }
 
-function operation(endpoint: Endpoint, summary: string, spec: Json): Json {
+/** An API operation: its scope from the scope table, stated first in its description (`about` follows). */
+function operation(endpoint: Endpoint, summary: string, spec: Json, about?: string): Json {
   const scope = ENDPOINT_SCOPES[endpoint]
   return {
     summary,
-    description: `Requires scope \`${scope}\`.`,
+    description: `Requires scope \`${scope}\`.${about === undefined ? '' : ` ${about}`}`,
     'x-required-scope': scope,
     security: [{bearerAuth: [], customerId: []}],
     ...spec,
@@ -92,7 +95,7 @@ export function openApiDocument(): Json {
           operationId: 'listLeads',
           tags: ['leads'],
           parameters: listParameters,
-          responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors(400, 401, 403, 429, 500)},
+          responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors([400, 401, 403, 429, 500])},
         }),
         post: operation('POST /api/agents/crm/leads', 'Create a lead, or merge into the match by email or phone', {
           operationId: 'createLead',
@@ -101,7 +104,7 @@ export function openApiDocument(): Json {
           requestBody: {required: true, content: json(ref('LeadInput'))},
           responses: {
             '201': {description: 'The created or merged lead.', headers: {...RATE_HEADERS, ...REPLAYED}, content: json(ref('CreateLeadResponse'))},
-            ...errors(400, 401, 403, 409, 413, 415, 429, 500),
+            ...errors([400, 401, 403, 409, 413, 415, 429, 500]),
           },
         }),
       },
@@ -113,7 +116,7 @@ export function openApiDocument(): Json {
           requestBody: {required: true, content: json(ref('BulkRequest'))},
           responses: {
             '200': {description: 'Per-row results.', headers: {...RATE_HEADERS, ...REPLAYED}, content: json(ref('BulkResponse'))},
-            ...errors(400, 401, 403, 409, 413, 415, 429, 500),
+            ...errors([400, 401, 403, 409, 413, 415, 429, 500]),
           },
         }),
       },
@@ -128,7 +131,7 @@ export function openApiDocument(): Json {
               headers: RATE_HEADERS,
               content: json({type: 'object', additionalProperties: false, required: ['webhook', 'secret'], properties: {webhook: ref('Webhook'), secret: ref('SigningSecret')}}),
             },
-            ...errors(400, 401, 403, 415, 429, 500),
+            ...errors([400, 401, 403, 415, 429, 500]),
           },
         }),
         get: operation('GET /api/agents/crm/lead-webhooks', "List the customer's webhooks", {
@@ -140,7 +143,7 @@ export function openApiDocument(): Json {
               headers: RATE_HEADERS,
               content: json({type: 'object', additionalProperties: false, required: ['webhooks'], properties: {webhooks: {type: 'array', items: ref('Webhook')}}}),
             },
-            ...errors(401, 403, 429, 500),
+            ...errors([401, 403, 429, 500]),
           },
         }),
       },
@@ -152,11 +155,11 @@ export function openApiDocument(): Json {
           requestBody: {required: true, content: json(ref('UpdateWebhook'))},
           responses: {
             '200': {
-              description: 'The webhook; `secret` only when rotate_secret was true.',
+              description: 'The webhook; `secret` only when rotate_secret was true. For 24 h after a rotation, deliveries also carry X-Service-Signature-Previous, made with the replaced secret.',
               headers: RATE_HEADERS,
               content: json({type: 'object', additionalProperties: false, required: ['webhook'], properties: {webhook: ref('Webhook'), secret: ref('SigningSecret')}}),
             },
-            ...errors(400, 401, 403, 404, 415, 429, 500),
+            ...errors([400, 401, 403, 404, 415, 429, 500]),
           },
         }),
         delete: operation('DELETE /api/agents/crm/lead-webhooks/:id', 'Delete a webhook; its pending deliveries are cancelled', {
@@ -169,9 +172,24 @@ export function openApiDocument(): Json {
               headers: RATE_HEADERS,
               content: json({type: 'object', additionalProperties: false, required: ['id', 'deleted'], properties: {id: {type: 'string'}, deleted: {const: true}}}),
             },
-            ...errors(401, 403, 404, 429, 500),
+            ...errors([401, 403, 404, 429, 500]),
           },
         }),
+      },
+      '/api/agents/crm/lead-webhooks/{id}/recover': {
+        post: operation('POST /api/agents/crm/lead-webhooks/:id/recover', "Queue a webhook's failed deliveries again", {
+          operationId: 'recoverWebhookDeliveries',
+          tags: ['webhooks'],
+          parameters: [WEBHOOK_ID],
+          requestBody: {required: true, content: json(ref('RecoverRequest'))},
+          responses: {
+            '202': {description: 'How many failed deliveries were queued; they are sent within seconds.', headers: RATE_HEADERS, content: json(ref('RecoverResponse'))},
+            ...errors([400, 401, 403, 404, 409, 415, 429, 500], {
+              400: 'Missing or invalid `since`, one more than 7 days ago, or one in the future (`param: "since"`).',
+              409: 'The webhook is disabled: its deliveries would be cancelled, not sent. Enable it first.',
+            }),
+          },
+        }, 'Queues again every failed delivery of the webhook created at or after `since` (at most 7 days back): a delivery that used up its `retry_attempts + 1` attempts starts over with a fresh schedule, keeping its `X-Service-Delivery` id, each attempt signed afresh.'),
       },
       '/healthz': {
         get: {operationId: 'health', tags: ['health'], summary: 'The process is up', security: [], responses: {'200': {description: 'Up.', content: json({type: 'object', required: ['status'], properties: {status: {const: 'ok'}}})}}},
@@ -212,6 +230,8 @@ export function openApiDocument(): Json {
         CreateWebhook: CREATE_WEBHOOK_SCHEMA,
         UpdateWebhook: UPDATE_WEBHOOK_SCHEMA,
         SigningSecret: SIGNING_SECRET_SCHEMA,
+        RecoverRequest: RECOVER_REQUEST_SCHEMA,
+        RecoverResponse: RECOVER_RESPONSE_SCHEMA,
         Error: ERROR_ENVELOPE_SCHEMA,
         Readiness: {
           type: 'object',

@@ -14,3 +14,19 @@ export function parseDuration(text: string, param: string): number {
   if (ms > MAX_DURATION_MS) throw new ValidationError(`${param} must be at most 3650d (ten years), got "${text.trim()}"`, param)
   return ms
 }
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/i
+
+/**
+ * A `--since` point in time: an ISO-8601 date or date-time with its offset (`2026-11-24`,
+ * `2026-11-24T09:00:00Z`), or a duration before `now` (`30m`, `2h`, `1d`). Epoch milliseconds.
+ */
+export function parseSince(text: string, param: string, now: number): number {
+  const trimmed = text.trim()
+  if (/^\d+(ms|[smhd])$/.test(trimmed)) return now - parseDuration(trimmed, param)
+  const ms = ISO_DATE_TIME.test(trimmed) ? Date.parse(trimmed) : Number.NaN
+  if (!Number.isFinite(ms)) {
+    throw new ValidationError(`${param} must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "${printable(text)}"`, param)
+  }
+  return ms
+}

@@ -32,13 +32,23 @@ export function checkText(value: string, param: string, kind: 'text' | 'line' = 
 }
 
 /**
- * Checks every key and string value of a parsed JSON document, so no endpoint can store text a
- * database would mangle (SQLite keeps a lone surrogate as invalid UTF-8, MySQL refuses it) or
- * that only looks empty (a NUL-only name). The param is the path to the first bad value. The path
- * is only built for a bad value: a 500-row bulk body is checked in well under a millisecond.
+ * How deeply arrays and objects may nest in a request body. A bulk body needs four levels (body,
+ * `leads`, row, `custom_fields`); a deeper one is refused before anything walks it recursively
+ * (this check, the schemas, the Idempotency-Key fingerprint), which a body nested 100,000 deep
+ * would take past the end of the stack.
  */
-export function checkJsonText(document: unknown): void {
-  const found = firstBadText(document)
+const MAX_JSON_DEPTH = 32
+
+/**
+ * Checks that a parsed JSON document nests no deeper than MAX_JSON_DEPTH, and every key and string
+ * value in it, so no endpoint can store text a database would mangle (SQLite keeps a lone
+ * surrogate as invalid UTF-8, MySQL refuses it) or that only looks empty (a NUL-only name). The
+ * param is the path to the first bad value. The path is only built for a bad value: a 500-row
+ * bulk body is checked in well under a millisecond. The text under the top-level key `rowsAt` is
+ * left to each row's own check (readLeadDraft), so that one bad row fails alone.
+ */
+export function checkJsonText(document: unknown, rowsAt?: string): void {
+  const found = firstBadText(document, 0, rowsAt)
   if (!found) return
   const path = found.path.map((step, index) => (typeof step === 'number' ? `[${step}]` : `${index === 0 ? '' : '.'}${printable(step)}`)).join('')
   if (found.inKey) throw new ValidationError(`the key of field "${path}" ${found.problem}`, path)
@@ -51,23 +61,25 @@ interface BadText {
   inKey: boolean
 }
 
-function firstBadText(value: unknown): BadText | null {
+/** `rowsAt` is given at the top level only; `textToo` is false under it. */
+function firstBadText(value: unknown, depth: number, rowsAt?: string, textToo = true): BadText | null {
   if (typeof value === 'string') {
-    const problem = textProblem(value, 'text')
+    const problem = textToo ? textProblem(value, 'text') : null
     return problem ? {path: [], problem, inKey: false} : null
   }
   if (value === null || typeof value !== 'object') return null
+  if (depth === MAX_JSON_DEPTH) throw new ValidationError(`Request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, 'body')
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      const found = firstBadText(value[index])
+      const found = firstBadText(value[index], depth + 1, undefined, textToo)
       if (found) return {...found, path: [index, ...found.path]}
     }
     return null
   }
   for (const key in value) {
-    const keyProblem = textProblem(key, 'line')
+    const keyProblem = textToo ? textProblem(key, 'line') : null
     if (keyProblem) return {path: [key], problem: keyProblem, inKey: true}
-    const found = firstBadText((value as Record<string, unknown>)[key])
+    const found = firstBadText((value as Record<string, unknown>)[key], depth + 1, undefined, textToo && key !== rowsAt)
     if (found) return {...found, path: [key, ...found.path]}
   }
   return null

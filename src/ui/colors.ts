@@ -1,4 +1,6 @@
+import type {DeliveryState} from '../deliveries/delivery-state.js'
 import type {DeliveryStatus} from '../deliveries/delivery-types.js'
+import type {BreakerState} from '../webhooks/webhook-types.js'
 
 /** How every view colours a delivery's status. */
 export const DELIVERY_STATUS_COLORS: Record<DeliveryStatus, string> = {
@@ -8,6 +10,20 @@ export const DELIVERY_STATUS_COLORS: Record<DeliveryStatus, string> = {
   failed: 'red',
   cancelled: 'gray',
 }
+
+/** How every view colours where a delivery stands. */
+export const DELIVERY_STATE_COLORS: Record<DeliveryState, string> = {
+  waiting: 'yellow',
+  held: 'magenta',
+  backing_off: 'yellow',
+  delivering: 'cyan',
+  succeeded: 'green',
+  failed: 'red',
+  cancelled: 'gray',
+}
+
+/** How every view colours a webhook's circuit breaker. */
+export const BREAKER_COLORS: Record<BreakerState, string> = {closed: 'green', open: 'red', half_open: 'yellow'}
 
 /**
  * Whether views may colour their output: not when NO_COLOR is set to anything (no-color.org) or

@@ -6,7 +6,7 @@ import {render} from 'ink'
 
 import type {ApiWait} from '../client/api-client.js'
 import type {TailEntry} from '../deliveries/delivery-tail.js'
-import {countTail, DeliveryTailView, type TailCounts} from './DeliveryTailView.js'
+import {DeliveryTailView} from './DeliveryTailView.js'
 import type {PullProgress as Progress} from '../client/pull.js'
 import type {PushSummary} from '../client/push.js'
 import type {WebhookInspection} from '../webhooks/webhook-report.js'
@@ -14,6 +14,7 @@ import {PullProgress} from './PullProgress.js'
 import {PushProgress} from './PushProgress.js'
 import {SecretOnce, type SecretOnceProps} from './SecretOnce.js'
 import {Table} from './Table.js'
+import {countTail, NO_COUNTS, type TailCounts} from './tail-line.js'
 import type {Column} from './table-layout.js'
 import {WebhookDashboard} from './WebhookDashboard.js'
 
@@ -60,7 +61,7 @@ export function startPushProgress(): ProgressView<PushSummary> {
 /** `leads deliveries tail` on a terminal: show(entries) adds what the last poll found; the latest `rows` stay on screen. */
 export function startDeliveryTail(following: string, rows: number): {show(entries: readonly TailEntry[]): void; done(): void} {
   let latest: TailEntry[] = []
-  let counts: TailCounts = {queued: 0, delivered: 0, retrying: 0, failed: 0}
+  let counts: TailCounts = NO_COUNTS
   const instance = render(<DeliveryTailView entries={latest} counts={counts} following={following} />, {patchConsole: false})
   return {
     show: (entries) => {

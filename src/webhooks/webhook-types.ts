@@ -4,6 +4,24 @@ export type EventType = (typeof EVENT_TYPES)[number]
 export const MAX_WEBHOOKS_PER_CUSTOMER = 20
 export type DisabledBy = 'operator' | 'customer' | 'system'
 
+/** Deliveries in flight at once per webhook, unless the operator sets another cap. */
+export const DEFAULT_MAX_IN_FLIGHT = 8
+export const MAX_IN_FLIGHT_LIMIT = 256
+
+export const BREAKER_STATES = ['closed', 'open', 'half_open'] as const
+export type BreakerState = (typeof BREAKER_STATES)[number]
+
+/**
+ * A webhook's circuit breaker as every worker sees it (docs/api.md, "Delivery scheduling"):
+ * `open` sends nothing until `until`; `half_open` has one probe on the wire, its claim good until
+ * `until`; `closed` sends as usual.
+ */
+export interface Breaker {
+  state: BreakerState
+  until: number | null
+  openedAt: number | null
+}
+
 /** A webhook whose deliveries have all failed this long is disabled. */
 export const AUTO_DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
 
@@ -23,6 +41,9 @@ export interface Webhook {
   failingSince: number | null
   lastSuccessAt: number | null
   lastFailureAt: number | null
+  /** The operator's cap on deliveries in flight at once; null: DEFAULT_MAX_IN_FLIGHT. */
+  maxInFlight: number | null
+  breaker: Breaker
   createdAt: number
   updatedAt: number
 }

@@ -9,9 +9,10 @@ import {type Clock, isoTime, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import type {SecretBox} from './secret-box.js'
 import {mintWebhookSecret} from './secret-box.js'
+import {SECRET_OVERLAP_MS, signingSecrets} from './signing-secrets.js'
 import {checkWebhookUrl, type TargetPolicy} from './ssrf.js'
 import {CREATE_WEBHOOK_SCHEMA, UPDATE_WEBHOOK_SCHEMA, WEBHOOK_RULES} from './webhook-schemas.js'
-import {type ApiWebhook, type EventType, MAX_WEBHOOKS_PER_CUSTOMER, type Webhook} from './webhook-types.js'
+import {type ApiWebhook, DEFAULT_MAX_IN_FLIGHT, type EventType, MAX_IN_FLIGHT_LIMIT, MAX_WEBHOOKS_PER_CUSTOMER, type Webhook} from './webhook-types.js'
 import type {WebhookChanges, WebhooksStore} from './webhooks-store.js'
 
 const validateCreate = compileOnFirstUse(bodyAjv, CREATE_WEBHOOK_SCHEMA)
@@ -21,6 +22,8 @@ const validateUpdate = compileOnFirstUse(bodyAjv, UPDATE_WEBHOOK_SCHEMA)
 export interface WebhookWithSecret {
   webhook: Webhook
   secret?: string
+  /** After a rotation: until when requests also carry X-Service-Signature-Previous, made with the replaced secret. */
+  previousSecretUntil?: number
 }
 
 /** Registering and managing a customer's webhooks; secrets are sealed before they are stored. */
@@ -51,6 +54,8 @@ export class WebhooksService {
       failingSince: null,
       lastSuccessAt: null,
       lastFailureAt: null,
+      maxInFlight: null,
+      breaker: {state: 'closed', until: null, openedAt: null},
       createdAt: now,
       updatedAt: now,
     }
@@ -89,13 +94,13 @@ export class WebhooksService {
         changes.disabledBy = changes.isActive ? null : 'customer'
       }
     }
-    let secret: string | undefined
-    if (input['rotate_secret'] === true) {
-      secret = mintWebhookSecret()
-      changes.secretCiphertext = this.secrets.seal(secret)
+    if (input['rotate_secret'] !== true) {
+      await this.store.update(customerId, id, changes)
+      return {webhook: await this.get(customerId, id)}
     }
-    await this.store.update(customerId, id, changes)
-    return {webhook: await this.get(customerId, id), secret}
+    const secret = mintWebhookSecret()
+    await this.store.update(customerId, id, {...changes, newSecretCiphertext: this.secrets.seal(secret)})
+    return {webhook: await this.get(customerId, id), secret, previousSecretUntil: changes.updatedAt + SECRET_OVERLAP_MS}
   }
 
   async delete(customerId: string, id: string): Promise<void> {
@@ -123,7 +128,10 @@ export class WebhooksService {
     return webhook
   }
 
-  /** Operator: mints a new signing secret for a webhook by id alone; the old one stops signing at once. */
+  /**
+   * Operator: mints a new signing secret for a webhook by id alone. The old one stops signing
+   * X-Service-Signature at once and signs X-Service-Signature-Previous for SECRET_OVERLAP_MS.
+   */
   async rotateSecretById(id: string): Promise<WebhookWithSecret> {
     const webhook = await this.getById(id)
     return this.update(webhook.customerId, id, {rotate_secret: true})
@@ -141,7 +149,7 @@ export class WebhooksService {
     const deliveryId = randomUUID()
     const sender = new DeliverySender(this.targets)
     try {
-      const result = await sender.send(signedRequest(found.webhook, this.secrets.open(found.secretCiphertext), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now))
+      const result = await sender.send(signedRequest(found.webhook, signingSecrets(found, this.secrets, now), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now))
       return {webhook: found.webhook, deliveryId, result}
     } finally {
       sender.close()
@@ -157,6 +165,19 @@ export class WebhooksService {
       disabledBy: isActive ? null : 'operator',
       updatedAt: this.clock.now(),
     })
+    return this.getById(id)
+  }
+
+  /**
+   * Operator: caps how many of a webhook's deliveries are in flight at once (1 to
+   * MAX_IN_FLIGHT_LIMIT); null goes back to the default, DEFAULT_MAX_IN_FLIGHT.
+   */
+  async setMaxInFlight(id: string, cap: number | null): Promise<Webhook> {
+    if (cap !== null && (!Number.isInteger(cap) || cap < 1 || cap > MAX_IN_FLIGHT_LIMIT)) {
+      throw new ValidationError(`max in flight must be a whole number from 1 to ${MAX_IN_FLIGHT_LIMIT}, got ${cap}`, 'max_in_flight', `\`leads webhooks limit ${id} --reset\` goes back to the default of ${DEFAULT_MAX_IN_FLIGHT}`)
+    }
+    const webhook = await this.getById(id)
+    await this.store.update(webhook.customerId, id, {maxInFlight: cap, updatedAt: this.clock.now()})
     return this.getById(id)
   }
 }

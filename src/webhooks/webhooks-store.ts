@@ -2,7 +2,8 @@ import type {Knex} from 'knex'
 
 import {type Db, isMysql} from '../db/knex.js'
 import {compile, type Read, type Statement} from '../db/statements.js'
-import type {DisabledBy, EventType, Webhook} from './webhook-types.js'
+import type {SealedSecrets} from './signing-secrets.js'
+import type {Breaker, BreakerState, DisabledBy, EventType, Webhook} from './webhook-types.js'
 
 interface Row {
   id: string
@@ -14,19 +15,34 @@ interface Row {
   retry_attempts: number
   description: string | null
   secret_ciphertext: string
+  previous_secret_ciphertext: string | null
+  secret_rotated_at: number | string | null
   disabled_reason: string | null
   disabled_by: string | null
   consecutive_failures: number
   failing_since: number | string | null
   last_success_at: number | string | null
   last_failure_at: number | string | null
+  max_in_flight: number | null
+  breaker_state: string
+  breaker_until: number | string | null
+  breaker_opened_at: number | string | null
   created_at: number | string
   updated_at: number | string
 }
 
 export type WebhookChanges = Partial<
-  Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason' | 'disabledBy'>
-> & {secretCiphertext?: string; updatedAt: number}
+  Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason' | 'disabledBy' | 'maxInFlight'>
+> & {
+  /** A rotation: the new sealed secret. The one it replaces becomes the previous secret, rotated at `updatedAt`. */
+  newSecretCiphertext?: string
+  updatedAt: number
+}
+
+/** A webhook with its secrets, still sealed: what signing a request needs. */
+export interface WebhookWithSecrets extends SealedSecrets {
+  webhook: Webhook
+}
 
 /**
  * SQL for webhooks. API reads carry the customer, so another customer's id is "not found";
@@ -60,17 +76,17 @@ export class WebhooksStore {
     return (await this.findWithSecret(id))?.webhook ?? null
   }
 
-  /** The webhook with its sealed secret, for the delivery worker. */
-  async findWithSecret(id: string): Promise<{webhook: Webhook; secretCiphertext: string} | null> {
+  /** The webhook with its sealed secrets, for sending to it. */
+  async findWithSecret(id: string): Promise<WebhookWithSecrets | null> {
     const row = (await this.db('webhooks').where({id}).first()) as Row | undefined
-    return row ? {webhook: fromRow(row), secretCiphertext: row.secret_ciphertext} : null
+    return row ? withSecrets(row) : null
   }
 
   /** The webhooks whose ids a subquery selects, with their sealed secrets, by id: a read for a batch. */
-  withSecretsRead(ids: Knex.QueryBuilder): Read<Map<string, {webhook: Webhook; secretCiphertext: string}>> {
+  withSecretsRead(ids: Knex.QueryBuilder): Read<Map<string, WebhookWithSecrets>> {
     return {
       statement: compile(this.db('webhooks').whereIn('id', ids)),
-      read: (result) => new Map((result.rows as unknown as Row[]).map((row) => [row.id, {webhook: fromRow(row), secretCiphertext: row.secret_ciphertext}])),
+      read: (result) => new Map((result.rows as unknown as Row[]).map((row) => [row.id, withSecrets(row)])),
     }
   }
 
@@ -111,7 +127,15 @@ export class WebhooksStore {
     if (changes.description !== undefined) row['description'] = changes.description
     if (changes.disabledReason !== undefined) row['disabled_reason'] = changes.disabledReason
     if (changes.disabledBy !== undefined) row['disabled_by'] = changes.disabledBy
-    if (changes.secretCiphertext !== undefined) row['secret_ciphertext'] = changes.secretCiphertext
+    if (changes.maxInFlight !== undefined) row['max_in_flight'] = changes.maxInFlight
+    if (changes.newSecretCiphertext !== undefined) {
+      // In the row's own statement, so concurrent rotations each retire the secret they replace.
+      // MySQL assigns left to right, each assignment seeing the ones before it: the previous
+      // secret must be taken before secret_ciphertext changes (SQLite reads the old row anyway).
+      row['previous_secret_ciphertext'] = this.db.ref('secret_ciphertext')
+      row['secret_ciphertext'] = changes.newSecretCiphertext
+      row['secret_rotated_at'] = changes.updatedAt
+    }
     await this.db('webhooks').where({customer_id: customerId, id}).update(row)
   }
 
@@ -133,6 +157,31 @@ export class WebhooksStore {
     return compile(this.db('webhooks').whereIn('id', [...ids]).update({consecutive_failures: 0, failing_since: null, last_success_at: now}))
   }
 
+  /** The webhooks of these ids, with their sealed secrets: a worker's look at the webhooks it holds deliveries of. */
+  async withSecretsByIds(ids: readonly string[]): Promise<Map<string, WebhookWithSecrets>> {
+    if (ids.length === 0) return new Map()
+    const rows = (await this.db('webhooks').whereIn('id', [...ids])) as Row[]
+    return new Map(rows.map((row) => [row.id, withSecrets(row)]))
+  }
+
+  /** Records a breaker state that a worker decided. */
+  async setBreaker(webhook: Pick<Webhook, 'customerId' | 'id'>, breaker: Breaker): Promise<void> {
+    await this.db('webhooks').where({customer_id: webhook.customerId, id: webhook.id}).update({breaker_state: breaker.state, breaker_until: breaker.until, breaker_opened_at: breaker.openedAt})
+  }
+
+  /**
+   * Takes the probe of an open breaker whose cool-down is over (or of a half-open one whose
+   * prober went quiet); true for the one worker that got it.
+   */
+  async claimProbe(webhook: Pick<Webhook, 'customerId' | 'id'>, now: number, until: number): Promise<boolean> {
+    const changed = await this.db('webhooks')
+      .where({customer_id: webhook.customerId, id: webhook.id})
+      .whereIn('breaker_state', ['open', 'half_open'])
+      .andWhere('breaker_until', '<=', now)
+      .update({breaker_state: 'half_open', breaker_until: until})
+    return changed === 1
+  }
+
   /** Health after a delivery failed for good; returns the webhook as it now stands. */
   async recordFailure(id: string, now: number): Promise<Webhook | null> {
     await this.db('webhooks')
@@ -150,7 +199,16 @@ function toMs(value: number | string | null): number | null {
   return value === null ? null : Number(value)
 }
 
-function toRow(webhook: Webhook): Omit<Row, 'secret_ciphertext'> {
+function withSecrets(row: Row): WebhookWithSecrets {
+  return {
+    webhook: fromRow(row),
+    secretCiphertext: row.secret_ciphertext,
+    previousSecretCiphertext: row.previous_secret_ciphertext,
+    secretRotatedAt: toMs(row.secret_rotated_at),
+  }
+}
+
+function toRow(webhook: Webhook): Omit<Row, 'secret_ciphertext' | 'previous_secret_ciphertext' | 'secret_rotated_at'> {
   return {
     id: webhook.id,
     customer_id: webhook.customerId,
@@ -166,6 +224,10 @@ function toRow(webhook: Webhook): Omit<Row, 'secret_ciphertext'> {
     failing_since: webhook.failingSince,
     last_success_at: webhook.lastSuccessAt,
     last_failure_at: webhook.lastFailureAt,
+    max_in_flight: webhook.maxInFlight,
+    breaker_state: webhook.breaker.state,
+    breaker_until: webhook.breaker.until,
+    breaker_opened_at: webhook.breaker.openedAt,
     created_at: webhook.createdAt,
     updated_at: webhook.updatedAt,
   }
@@ -187,6 +249,8 @@ function fromRow(row: Row): Webhook {
     failingSince: toMs(row.failing_since),
     lastSuccessAt: toMs(row.last_success_at),
     lastFailureAt: toMs(row.last_failure_at),
+    maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
+    breaker: {state: row.breaker_state as BreakerState, until: toMs(row.breaker_until), openedAt: toMs(row.breaker_opened_at)},
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   }

@@ -2,6 +2,7 @@ import {spawn} from 'node:child_process'
 
 import {expect} from 'chai'
 
+import {SECRET_OVERLAP_MS} from '../../src/webhooks/signing-secrets.js'
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
 import {CLI, runCli, runCliJson} from '../helpers/cli.js'
@@ -144,6 +145,7 @@ describe('webhook and delivery commands', function () {
 
     const rotated = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], cliEnv)
     expect(rotated.secret).to.match(/^svc_whsec_/).and.not.equal(created.secret)
+    expect(Date.parse(rotated.previous_secret_until) - Date.now()).to.be.within(SECRET_OVERLAP_MS - 60_000, SECRET_OVERLAP_MS)
     receiver.reply({status: 500, body: 'nope'})
     const failing = await runCli(['webhooks', 'test', id], cliEnv)
     expect(failing.code).to.equal(1)
@@ -152,6 +154,10 @@ describe('webhook and delivery commands', function () {
     const resigned = receiver.requests.at(-1)!
     expect(verifyDelivery(resigned, rotated.secret)).to.equal(true)
     expect(verifyDelivery(resigned, created.secret)).to.equal(false)
+    expect(verifyDelivery(resigned, created.secret, Date.now(), 300, 'x-service-signature-previous')).to.equal(true)
+    const rotatedAgain = await runCli(['webhooks', 'rotate-secret', id, '--yes'], cliEnv)
+    expect(rotatedAgain.code, rotatedAgain.stderr).to.equal(0)
+    expect(rotatedAgain.stdout).to.match(/^old secret: still signs X-Service-Signature-Previous until \d{4}-\d\d-\d\dT[\d:.]+Z; give the receiver the new secret before then$/m)
 
     expect((await runCli(['webhooks', 'delete', id], cliEnv)).stderr).to.include('add --yes to confirm')
     expect(await runCliJson(['webhooks', 'delete', id, '--yes'], cliEnv)).to.deep.equal({id, deleted: true})
@@ -195,5 +201,50 @@ describe('webhook and delivery commands', function () {
     const nothing = await runCli(['deliveries', 'redeliver'], env())
     expect(nothing.code).to.equal(1)
     expect(nothing.stderr).to.match(/^Error: give delivery ids, or --webhook WH_ID --failed/)
+  })
+
+  it("webhooks recover --since queues a webhook's failed deliveries again, delivered by the running daemon", async function () {
+    const owner = await newTenant(daemon.services)
+    const {webhook, secret} = await daemon.services.webhooks.create(owner.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
+    receiver.reply({status: 500, body: 'down'})
+    const seen = receiver.requests.length
+    await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Recovered'})
+    await receiver.waitFor(seen + 1)
+    const [row] = await daemon.services.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
+    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
+
+    const unconfirmed = await runCli(['webhooks', 'recover', webhook.id, '--since', '1h'], env())
+    expect(unconfirmed.code).to.equal(1)
+    expect(unconfirmed.stderr).to.include('add --yes to confirm')
+    for (const [since, message] of [
+      ['8d', 'Error: since must be at most 7 days ago: '],
+      ['yesterday', 'Error: since must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "yesterday"'],
+      [new Date(Date.now() + 3_600_000).toISOString(), 'Error: since must not be in the future'],
+    ] as const) {
+      const refused = await runCli(['webhooks', 'recover', webhook.id, '--since', since, '--yes'], env())
+      expect(refused.code, since).to.equal(1)
+      expect(refused.stderr, since).to.include(message)
+      expect(refused.stderr.trim().split('\n'), since).to.have.length(1)
+    }
+    const unknown = await runCli(['webhooks', 'recover', 'wh_nope', '--since', '1h', '--yes'], env())
+    expect(unknown.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
+    expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
+
+    const started = Date.now()
+    const output = await runCliJson(['webhooks', 'recover', webhook.id, '--since', '1h', '--yes'], env())
+    expect(output).to.include({webhook_id: webhook.id, customer_id: owner.customer.id, queued: 1})
+    expect(Date.parse(output.since)).to.be.within(started - 3_600_000 - 5000, Date.now() - 3_600_000)
+    await receiver.waitFor(seen + 2)
+    const resent = receiver.requests.at(-1)!
+    expect(resent.headers['x-service-delivery']).to.equal(row.id)
+    expect(verifyDelivery(resent, secret!)).to.equal(true)
+    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
+    expect((await daemon.services.deliveries.show(row.id)).status).to.equal('succeeded')
+
+    const since = new Date(Date.now() - 3_600_000).toISOString()
+    const plain = await runCli(['webhooks', 'recover', webhook.id, '--since', since, '--yes'], env())
+    expect(plain.code, plain.stderr).to.equal(0)
+    expect(plain.stdout).to.equal(`Queued 0 failed deliveries of ${webhook.id} created since ${since} again; a running daemon sends them within a few seconds.\n`)
   })
 })

@@ -175,13 +175,41 @@ describe('hostile input', function () {
         await expectRefused(await send(CREATE, '{"contact_name":"a\\ud800b"}'), 400, 'contact_name')
         await expectRefused(await send(CREATE, '{"contact_name":"\\u0000"}'), 400, 'contact_name')
         await expectRefused(await send(CREATE, '{"contact_name":"x","custom_fields":{"note_0":"bell\\u0007"}}'), 400, 'custom_fields.note_0')
-        await expectRefused(await send(BULK, '{"leads":[{"contact_name":"x\\udc00"}]}'), 400, 'leads[0].contact_name')
+        await expectRefused(await send(BULK, '{"leads":[{"contact_name":"x"}],"on_duplicate":"skip\\u0001"}'), 400, 'on_duplicate')
+        const surrogateRow = await send(BULK, '{"leads":[{"contact_name":"x\\udc00"}]}')
+        expect(surrogateRow.status).to.equal(200)
+        expect(surrogateRow.body.results[0]).to.deep.include({status: 'failed', error: {message: 'field "contact_name" contains ill-formed Unicode (a lone UTF-16 surrogate)', param: 'contact_name'}})
+        expect((await counts(daemon, tenant)).leads).to.equal(0)
         const search = await list('search=%00')
         expect(search.status).to.equal(400)
         expect(search.body.error.param).to.equal('search')
         const fine = await send(CREATE, '{"contact_name":"Ada","custom_fields":{"note_0":"line one\\n\\tline two"}}')
         expect(fine.status).to.equal(201)
         expect(fine.body.lead.custom_fields.note_0).to.equal('line one\n\tline two')
+      })
+
+      it('refuses a body nested 100,000 deep with 400 on every route, not a 500 from a stack overflow', async function () {
+        const arrays = '['.repeat(100_000) + ']'.repeat(100_000)
+        const objects = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)
+        const bodies: Array<[path: string, body: string]> = [
+          [CREATE, `{"contact_name":"Deep","custom_fields":{"note_0":${arrays}}}`],
+          [CREATE, objects],
+          [BULK, `{"leads":[{"contact_name":"Fine"},{"contact_name":"Deep","custom_fields":{"note_0":${objects}}}]}`],
+          [WEBHOOKS, `{"url":"https://hooks.example.com/deep","event_types":["lead.created"],"description":${arrays}}`],
+        ]
+        for (const [path, body] of bodies) {
+          expect(Buffer.byteLength(body)).to.be.below(1024 * 1024)
+          for (const headers of [{}, {'idempotency-key': `deep-${path.length}-${body.length}`}] as Array<Record<string, string>>) {
+            const response = await send(path, body, headers)
+            expect(response.status, `${path}: ${response.text}`).to.equal(400)
+            expect(response.body.error).to.include({type: 'invalid_request_error', param: 'body'})
+            expect(response.body.error.message).to.include('more than 32 levels deep')
+          }
+        }
+        expect((await counts(daemon, tenant)).leads).to.equal(0)
+        expect(await daemon.services.webhooks.list(tenant.customer.id)).to.have.length(0)
+        const bulk = await postJson(daemon, tenant, BULK, {leads: [{contact_name: 'Nested enough', custom_fields: {note_0: 'x'}}]})
+        expect(bulk.body.summary).to.include({created: 1})
       })
     })
   })

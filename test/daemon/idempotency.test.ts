@@ -30,6 +30,25 @@ describe('Idempotency-Key', function () {
       await daemon.stop()
     })
 
+    /** A create under `key` that stops inside its transaction, holding the key, until released. */
+    async function holdingItsKey(body: Record<string, unknown>, key: string): Promise<{first: Promise<CreateResult>; release: () => void}> {
+      const idempotency = daemon.services.idempotency
+      const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, key, body))
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      let entered!: () => void
+      const inside = new Promise<void>((resolve) => (entered = resolve))
+      const first = daemon.services.leadsWrite.create(tenant.customer.id, body, {
+        key: {claim, respond: (created) => ({statusCode: 201, body: JSON.stringify(createResponse(created as CreateResult))})},
+        beforeCommit: async () => {
+          entered()
+          await held
+        },
+      })
+      await inside
+      return {first, release}
+    }
+
     it('replays the stored response byte for byte and creates nothing new', async function () {
       const first = await postJson(daemon, tenant, CREATE, {contact_name: 'Once', contact_email: 'once@example.org'}, 'key-1')
       expect(first.status).to.equal(201)
@@ -130,20 +149,7 @@ describe('Idempotency-Key', function () {
 
     it('answers 409 while the first request is in its transaction, then replays it', async function () {
       const body = {contact_name: 'In flight', contact_email: 'flight@example.org'}
-      const idempotency = daemon.services.idempotency
-      const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, 'flight', body))
-      let release!: () => void
-      const held = new Promise<void>((resolve) => (release = resolve))
-      let entered!: () => void
-      const inside = new Promise<void>((resolve) => (entered = resolve))
-      const first = daemon.services.leadsWrite.create(tenant.customer.id, body, {
-        key: {claim, respond: (created) => ({statusCode: 201, body: JSON.stringify(createResponse(created as CreateResult))})},
-        beforeCommit: async () => {
-          entered()
-          await held
-        },
-      })
-      await inside
+      const {first, release} = await holdingItsKey(body, 'flight')
       if (backend.name === 'mysql') {
         const during = await postJson(daemon, tenant, CREATE, body, 'flight')
         expect(during.status).to.equal(409)
@@ -157,6 +163,35 @@ describe('Idempotency-Key', function () {
       expect(replayed.status).to.equal(201)
       expect(replayed.headers.get('idempotent-replayed')).to.equal('true')
       expect(replayed.body.lead.id).to.equal(created.lead.id)
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
+    })
+
+    it('answers 409 while the first request holds the key, also when the retry first waited seconds for a connection', async function () {
+      const body = {contact_name: 'Slow retry', contact_email: 'slow-retry@example.org'}
+      // The key's lookup cached (2 s), so the retry's wait for a connection comes inside its write, as under load.
+      expect((await daemon.request('/api/agents/crm/leads?limit=1', {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(200)
+      const {first, release} = await holdingItsKey(body, 'slow-retry')
+      // Every other pooled connection taken for 1.5 s: the retry waits for one before it claims the key.
+      const pool = (daemon.services.db.client as unknown as {pool: {max: number; numUsed(): number}}).pool
+      const taken = await Promise.all(Array.from({length: pool.max - pool.numUsed()}, () => daemon.services.db.client.acquireConnection() as Promise<unknown>))
+      const freed = new Promise<void>((resolve) => setTimeout(() => {
+        for (const connection of taken) daemon.services.db.client.releaseConnection(connection)
+        resolve()
+      }, 1500))
+      const retry = postJson(daemon, tenant, CREATE, body, 'slow-retry')
+      await freed
+      // SQLite has one writer: there the retry waits for the first request and replays it.
+      if (backend.name === 'sqlite') release()
+      const during = await retry
+      release()
+      const created = await first
+      if (backend.name === 'mysql') {
+        expect(during.status, during.text).to.equal(409)
+        expect(during.body.error.message).to.match(/still in progress/)
+      } else {
+        expect(during.headers.get('idempotent-replayed')).to.equal('true')
+        expect(during.body.lead.id).to.equal(created.lead.id)
+      }
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
     })
 

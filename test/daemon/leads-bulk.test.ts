@@ -116,6 +116,30 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       expect(list.body.leads[0].contact_name).to.equal(null)
     })
 
+    it('fails alone a row with a control character, in a dry run too, where a single create answers 400', async function () {
+      await daemon.services.customers.addField(tenant.customer.id, {slug: 'note', type: 'string'})
+      const leads = [
+        {contact_name: 'Before'},
+        {contact_name: 'Bell\u0007'},
+        {contact_name: 'Noted', custom_fields: {note: 'nul\u0000'}},
+        {contact_name: 'After', custom_fields: {note: 'tab\tand line\nbreaks'}},
+      ]
+      for (const dryRun of [true, false]) {
+        const response = await bulk({dry_run: dryRun, leads})
+        expect(response.status, response.text).to.equal(200)
+        expect(response.body.summary).to.deep.equal({received: 4, created: 2, updated: 0, skipped: 0, failed: 2})
+        const control = 'contains a control character (only tab and line breaks are allowed)'
+        expect(response.body.results[1]).to.deep.equal({index: 1, status: 'failed', error: {message: `field "contact_name" ${control}`, param: 'contact_name'}})
+        expect(response.body.results[2]).to.deep.equal({index: 2, status: 'failed', error: {message: `field "custom_fields.note" ${control}`, param: 'custom_fields.note'}})
+        expect(response.body.results[3].status).to.equal('created')
+        expect((await counts(daemon, tenant)).leads).to.equal(dryRun ? 0 : 2)
+      }
+      const single = await postJson(daemon, tenant, CREATE, leads[1])
+      expect(single.status).to.equal(400)
+      expect(single.body.error).to.include({type: 'invalid_request_error', param: 'contact_name'})
+      expect((await counts(daemon, tenant)).leads).to.equal(2)
+    })
+
     it('accepts 500 rows in one request', async function () {
       const leads = Array.from({length: 500}, (_, i) => ({contact_name: `Row ${i}`, contact_email: `row${i}@example.org`}))
       const response = await bulk({leads})
@@ -155,6 +179,40 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       const huge = await bulk(padded(10 * 1024 * 1024 + 1))
       expect(huge.status).to.equal(413)
       expect(huge.body.error.type).to.equal('invalid_request_error')
+    })
+
+    it('writes 500 leads of quote-heavy custom fields in a body just under 10 MiB, planned after its reads and before', async function () {
+      this.timeout(60_000)
+      const slugs = ['q1', 'q2', 'q3', 'q4', 'q5']
+      for (const slug of slugs) await daemon.services.customers.addField(tenant.customer.id, {slug, type: 'string'})
+      // JSON writes each quote and backslash as two bytes, and MySQL's escaping doubles those again:
+      // the values below take twice the body's size in SQL, past MariaDB's default 16 MiB packet.
+      const value = '"\\'.repeat(1000)
+      const customFields = Object.fromEntries(slugs.map((slug) => [slug, value]))
+      expect(Buffer.byteLength(JSON.stringify(customFields))).to.be.within(20_000, 32_768)
+      const bodyOf = (name: string) => JSON.stringify({leads: Array.from({length: 500}, (_, i) => ({contact_name: `${name} ${i} ${'"'.repeat(180)}`, custom_fields: customFields}))})
+      const created = {received: 500, created: 500, updated: 0, skipped: 0, failed: 0}
+
+      const first = bodyOf('Quoted')
+      expect(Buffer.byteLength(first)).to.be.within(9.7 * 1024 * 1024, 10 * 1024 * 1024)
+      const response = await bulk(first, 'quote-heavy')
+      expect(response.status).to.equal(200)
+      expect(response.body.summary).to.deep.equal(created)
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 500, events: 0})
+      const list = await daemon.request('/api/agents/crm/leads?include_custom_fields=true&search=quoted%20499', {token: tenant.token, customerId: tenant.customer.id})
+      expect(list.body.leads).to.have.length(1)
+      expect(list.body.leads[0].custom_fields).to.deep.equal(customFields)
+      const replay = await bulk(first, 'quote-heavy')
+      expect(replay.headers.get('idempotent-replayed')).to.equal('true')
+      expect(replay.body).to.deep.equal(response.body)
+
+      // The customer's setup is kept now: the next bulk is planned while its reads are out (guessAllNew).
+      const guessed = daemon.services.leadsWrite.bulkGuesses.used
+      const second = await bulk(bodyOf('Requoted'))
+      expect(second.status).to.equal(200)
+      expect(second.body.summary).to.deep.equal(created)
+      expect(daemon.services.leadsWrite.bulkGuesses.used).to.equal(guessed + 1)
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 1000, events: 0})
     })
 
     it('answers a non-JSON body with 415', async function () {

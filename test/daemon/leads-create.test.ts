@@ -1,9 +1,11 @@
+import {randomUUID} from 'node:crypto'
+
 import {expect} from 'chai'
 
 import {EventsStore} from '../../src/events/events-store.js'
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 const CREATE = '/api/agents/crm/leads'
@@ -181,6 +183,22 @@ describe('POST /api/agents/crm/leads', function () {
         expect(both.body.lead.id).to.equal(byEmail.body.lead.id)
         expect(both.body.lead.id).not.to.equal(byPhone.body.lead.id)
         expect(await counts(daemon, tenant)).to.deep.equal({leads: 2, events: 2})
+      })
+
+      it('merges into a lead with an owner at once and answers with the owner', async function () {
+        // SQLite has one connection, held by the write's transaction: a read from the pool would wait for it.
+        this.timeout(5000)
+        const ownerId = randomUUID()
+        await daemon.services.db('owners').insert({id: ownerId, customer_id: tenant.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: Date.now()})
+        const owned = leadRecord(tenant, {contactName: 'Owned', contactEmail: 'owned@example.org', ownerId})
+        await insertLeads(daemon.services, [owned])
+        const response = await create({contact_email: 'OWNED@example.org', contact_phone: '555 010 4100'})
+        expect(response.status).to.equal(201)
+        expect(response.body.merged).to.equal(true)
+        expect(response.body.lead).to.include({id: owned.id, contact_name: 'Owned', contact_phone: '555 010 4100'})
+        expect(response.body.lead.owner).to.deep.equal({id: ownerId, name: 'Olive Owner', role_name: 'Agent'})
+        // A create of a new person right after is not held up either.
+        expect((await create({contact_email: 'next@example.org'})).status).to.equal(201)
       })
 
       it("never merges into another customer's lead", async function () {

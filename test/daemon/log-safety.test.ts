@@ -4,7 +4,6 @@ import {expect} from 'chai'
 
 import {DeliveriesStore} from '../../src/deliveries/deliveries-store.js'
 import {DeliverySweeper} from '../../src/deliveries/delivery-sweeper.js'
-import {MemoryQueue} from '../../src/deliveries/dispatch-queue.js'
 import {isMysql} from '../../src/db/knex.js'
 import type {Db} from '../../src/db/knex.js'
 import {createLogger} from '../../src/log/logger.js'
@@ -71,7 +70,7 @@ describe('errors in logs and messages hold no statement values', function () {
         const tenant = await newTenant(daemon.services)
         await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
         expect((await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Worker path'})).status).to.equal(201)
-        await waitUntil(() => daemon.logs.join('').includes('delivery failed unexpectedly'), 'the worker to log the failure')
+        await waitUntil(() => daemon.logs.join('').includes('delivery attempt failed unexpectedly'), 'the worker to log the failure')
         const logs = daemon.logs.join('')
         expect(logs).to.include('refused by the probe')
         expectClean(logs)
@@ -88,13 +87,14 @@ describe('errors in logs and messages hold no statement values', function () {
       const db = daemon.services.db
       const tenant = await newTenant(daemon.services)
       const deliveryId = '0badc0de-0000-4000-8000-000000000001'
-      const sweeper = new DeliverySweeper(new DeliveriesStore(db), new MemoryQueue(), systemClock, createLogger('info', sink), 0)
+      const sweeper = new DeliverySweeper(new DeliveriesStore(db), {roomFor: () => 10, take: async () => undefined}, systemClock, createLogger('info', sink), 0)
       try {
         await db('deliveries').insert({
-          id: deliveryId, customer_id: tenant.customer.id, webhook_id: 'wh_probe', event_id: '0badc0de-0000-4000-8000-000000000002', status: 'pending',
-          attempts_made: 0, next_attempt_at: 0, dispatched_at: null, created_at: 0, updated_at: 0,
+          id: deliveryId, customer_id: tenant.customer.id, webhook_id: 'wh_probe', event_id: '0badc0de-0000-4000-8000-000000000002', status: 'delivering',
+          attempts_made: 0, next_attempt_at: 0, dispatched_at: null, claimed_by: 'a dead worker', claimed_until: 0, created_at: 0, updated_at: 0,
         })
-        await refuse(db, 'probe_sweep', 'deliveries', 'UPDATE', 'NEW.dispatched_at IS NOT NULL AND OLD.dispatched_at IS NULL')
+        // The sweep's first statement hands the dead worker's lease back: refused here.
+        await refuse(db, 'probe_sweep', 'deliveries', 'UPDATE', "NEW.status = 'pending' AND OLD.status = 'delivering'")
         sweeper.start(10)
         await waitUntil(() => logs.join('').includes('delivery sweep failed'), 'the sweeper to log the failure')
         expect(logs.join('')).to.include('refused by the probe')

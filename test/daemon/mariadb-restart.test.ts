@@ -7,7 +7,7 @@ import {expect} from 'chai'
 import {loadConfig} from '../../src/config/config.js'
 import {createDb} from '../../src/db/knex.js'
 import {migrateLatest} from '../../src/db/migrate.js'
-import {type Backend, TEST_MASTER_KEY} from '../helpers/backends.js'
+import {type Backend, describeInMysqlRun, TEST_MASTER_KEY} from '../helpers/backends.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {freePort, killMariadb, type OwnMariadb, startMariadb} from '../helpers/local-servers.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -18,7 +18,7 @@ import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
  * 2xx lead is stored with its event and delivery, and the clients' retries with their
  * Idempotency-Keys complete the rest exactly once.
  */
-describe('MariaDB restarted during a stream of creates', function () {
+describeInMysqlRun('MariaDB restarted during a stream of creates', function () {
   this.timeout(120_000)
   let datadir: string
   let server: OwnMariadb

@@ -61,6 +61,34 @@ describe('GET /metrics', function () {
   })
 })
 
+describe('delivery scheduling metrics', function () {
+  it('count breaker changes, the deliveries a worker holds by state, and the time from create to first attempt', async function () {
+    const receiver = await new Receiver().start()
+    receiver.fallback = {status: 503}
+    const worker = {baseDelayMs: 60_000, maxDelayMs: 60_000, breaker: {failureThreshold: 2, cooldownMs: 60_000}}
+    const daemon = await startTestDaemon(backends()[0]!, {worker}, {LEADS_METRICS: '1', LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    try {
+      const tenant = await newTenant(daemon.services)
+      const {webhook} = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
+      await daemon.services.webhooks.setMaxInFlight(webhook.id, 1)
+      for (let i = 0; i < 5; i++) await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: `Held ${i}`})
+      const metrics = async () => (await daemon.request('/metrics')).text
+      // Two attempts fail in a row: the breaker opens and holds the other three; the two back off for a minute.
+      for (let i = 0; i < 200 && !(await metrics()).includes('leads_webhook_deliveries_held{state="held"} 3'); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      const text = await metrics()
+      expect(text).to.include('leads_webhook_breaker_transitions_total{to="open"} 1')
+      expect(text).to.include('leads_webhook_deliveries_held{state="held"} 3')
+      expect(text).to.include('leads_webhook_deliveries_held{state="backing_off"} 2')
+      expect(text).to.include('leads_webhook_deliveries_held{state="delivering"} 0')
+      expect(text).to.include('leads_webhook_first_attempt_delay_seconds_count 2')
+      expect(receiver.requests).to.have.length(2)
+    } finally {
+      await daemon.stop()
+      await receiver.stop()
+    }
+  })
+})
+
 describe('memory after a full garbage collection', function () {
   it('reports the live heap and RSS right after the latest full collection', async function () {
     const daemon = await startTestDaemon(backends()[0]!, {}, {LEADS_METRICS: '1'})

@@ -74,6 +74,7 @@ describe('OpenAPI document', function () {
       'GET /api/agents/crm/lead-webhooks public_api:webhooks:manage',
       'PATCH /api/agents/crm/lead-webhooks/:id public_api:webhooks:manage',
       'DELETE /api/agents/crm/lead-webhooks/:id public_api:webhooks:manage',
+      'POST /api/agents/crm/lead-webhooks/:id/recover public_api:webhooks:manage',
     ])
   })
 
@@ -97,6 +98,7 @@ describe('OpenAPI document', function () {
       await send(daemon, method, p, body, {}, as(who))
       return send(daemon, method, p, body, {}, as(who))
     }
+    const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
     const freshWebhook = async () => (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/tmp', event_types: ['lead.created']})).webhook.id
 
     const LIST = '/api/agents/crm/leads'
@@ -160,6 +162,19 @@ describe('OpenAPI document', function () {
       'DELETE /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'DELETE', `${HOOKS}/wh_000000000000000000000000`),
       'DELETE /api/agents/crm/lead-webhooks/{id} 429': () => twice('DELETE', `${HOOKS}/wh_000000000000000000000000`, undefined, false),
       'DELETE /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'DELETE', `${HOOKS}/${webhookId}`),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 202': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 400': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: 'yesterday'}),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 401': () => daemon.request(`${HOOKS}/${webhookId}/recover`, {method: 'POST'}),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 403': async () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 404': () => send(daemon, 'POST', `${HOOKS}/wh_000000000000000000000000/recover`, {since: hourAgo()}),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 409': async () => {
+        const disabled = await freshWebhook()
+        await send(daemon, 'PATCH', `${HOOKS}/${disabled}`, {is_active: false})
+        return send(daemon, 'POST', `${HOOKS}/${disabled}/recover`, {since: hourAgo()})
+      },
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 415': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, 'x', {'content-type': 'text/plain'}),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 429': () => twice('POST', `${HOOKS}/wh_000000000000000000000000/recover`, {since: hourAgo()}, false),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 500': () => send(broken, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
       'GET /healthz 200': () => daemon.request('/healthz'),
       'GET /readyz 200': () => daemon.request('/readyz'),
       'GET /readyz 503': () => broken.request('/readyz'),

@@ -213,6 +213,24 @@ describe('search', function () {
       }
     })
 
+    it('searches an address ending in U+10FFFF, the highest code point, by the range of what begins with it', async function () {
+      const other = await newTenant(daemon.services)
+      const top = String.fromCodePoint(0x10ffff)
+      // Written around the service: the API accepts only ASCII addresses, the range must still be right.
+      const emails = {top: `a@${top}`, topMore: `a@${top}${top}x`, plain: 'a@example.org', next: 'aa@example.org', below: `a@${String.fromCodePoint(0x10fffe)}`}
+      await insertLeads(daemon.services, Object.values(emails).map((email) => leadRecord(other, {contactName: null, contactEmail: email})))
+      const find = async (term: string) => {
+        const response = await daemon.request(`${LEADS}?limit=100&search=${encodeURIComponent(term)}`, {token: other.token, customerId: other.customer.id})
+        expect(response.status, response.text).to.equal(200)
+        expect(response.body.total).to.equal(response.body.leads.length)
+        return response.body.leads.map((lead: {contact_email: string}) => lead.contact_email).sort()
+      }
+      expect(await find(`a@${top}`)).to.deep.equal([emails.top, emails.topMore].sort())
+      expect(await find(`a@${top}${top}`)).to.deep.equal([emails.topMore])
+      expect(await find(`a@${top} a`)).to.deep.equal([emails.top, emails.topMore].sort())
+      expect(await find(`zz@${top}`)).to.deep.equal([])
+    })
+
     it('rebuilds the words of leads written around the service with reindex', async function () {
       const other = await newTenant(daemon.services)
       await insertLeads(daemon.services, [leadRecord(other, {contactName: 'Katherine Johnson'})])

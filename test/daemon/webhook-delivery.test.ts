@@ -3,7 +3,6 @@ import nock from 'nock'
 
 import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
 import type {DeliveryWorker} from '../../src/deliveries/delivery-worker.js'
-import type {DispatchQueue} from '../../src/deliveries/dispatch-queue.js'
 import {postJson} from '../helpers/api.js'
 import {backends, flushRedisOf, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
@@ -367,61 +366,6 @@ describe('delivery leases', function () {
         expect(done.attempts).to.have.length(1)
         expect(receiver.requests).to.have.length(1)
       } finally {
-        await worker?.stop()
-        await api.stop()
-        await receiver.stop()
-      }
-    })
-  })
-})
-
-describe('a delivery worker with nearly every slot taken', function () {
-  forEachBackend((backend) => {
-    it('waits for a quarter of its slots to free, then takes every free one in one read', async function () {
-      // Only this test's deliveries count here: an empty queue to start, and (below) no sweep to
-      // dispatch again what earlier tests left pending for receivers long stopped.
-      await flushRedisOf(backend)
-      const receiver = await new Receiver().start()
-      const api = await startTestDaemon(backend, {role: 'api'}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
-      let worker: DeliveryWorker | null = null
-      // The first three requests to arrive end when `releaseFirst` is called, the next five with `releaseRest`.
-      let releaseFirst!: () => void
-      let releaseRest!: () => void
-      const first = new Promise<void>((resolve) => (releaseFirst = resolve))
-      const rest = new Promise<void>((resolve) => (releaseRest = resolve))
-      try {
-        const tenant = await newTenant(api.services, undefined, {roomy: true})
-        await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
-        for (let i = 0; i < 12; i++) await postJson(api, tenant, CREATE, {contact_name: `Queued ${i}`})
-        receiver.reply(...Array.from({length: 3}, () => ({status: 200, until: first})), ...Array.from({length: 5}, () => ({status: 200, until: rest})))
-
-        // A long refill wait, so the test does not race it: the worker waits for 2 of its 8 slots.
-        worker = api.services.createWorker({concurrency: 8, refillWaitMs: 10_000, sweepIntervalMs: 600_000})
-        const queue = (worker as unknown as {deps: {queue: DispatchQueue}}).deps.queue
-        const takes: number[] = []
-        const take = queue.take.bind(queue)
-        queue.take = async (max, blockMs) => {
-          takes.push(max)
-          return take(max, blockMs)
-        }
-        worker.start()
-        await receiver.waitFor(8)
-        takes.length = 0
-        releaseFirst()
-        await until(async () => takes.length > 0, 'the worker to take again')
-        // It took again with at least the quarter free (the three freed together may all be in
-        // it), not with the one slot that was free when the first of them ended.
-        expect(takes[0]).to.be.at.least(2)
-        releaseRest()
-        await receiver.waitFor(12)
-        await until(async () => {
-          const statuses = (await api.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
-          return statuses.length === 12 && statuses.every((row) => row.status === 'succeeded')
-        }, 'all twelve deliveries to succeed')
-      } finally {
-        // A failed expectation must not leave the worker's stop waiting on held answers.
-        releaseFirst()
-        releaseRest()
         await worker?.stop()
         await api.stop()
         await receiver.stop()

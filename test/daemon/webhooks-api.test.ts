@@ -1,5 +1,7 @@
 import {expect} from 'chai'
 
+import {resolveMasterKey} from '../../src/config/master-key.js'
+import {SecretBox} from '../../src/webhooks/secret-box.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -90,6 +92,36 @@ describe('webhook management API', function () {
       const bad = await call('PATCH', `${BASE}/${id}`, {url: 'https://10.0.0.1/'})
       expect(bad.status).to.equal(400)
       expect(bad.body.error.param).to.equal('url')
+    })
+
+    it('keeps the secret a rotation replaces, sealed, with the time of the rotation; a second rotation keeps the one it retires', async function () {
+      const box = new SecretBox(resolveMasterKey(daemon.services.config))
+      const created = await call('POST', BASE, {url: 'https://hooks.example.com/a', event_types: ['lead.created']})
+      const id = created.body.webhook.id as string
+      const stored = () => daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id}).first()
+      expect(await stored()).to.include({previous_secret_ciphertext: null, secret_rotated_at: null})
+
+      const first = await call('PATCH', `${BASE}/${id}`, {rotate_secret: true})
+      expect(first.status).to.equal(200)
+      expect(first.body).to.have.keys(['webhook', 'secret'])
+      const afterFirst = await stored()
+      expect(box.open(afterFirst.secret_ciphertext)).to.equal(first.body.secret)
+      expect(box.open(afterFirst.previous_secret_ciphertext)).to.equal(created.body.secret)
+      expect(JSON.stringify(afterFirst)).not.to.include('svc_whsec_')
+      expect(Number(afterFirst.secret_rotated_at)).to.equal(Date.parse(first.body.webhook.updated_at))
+
+      const second = await call('PATCH', `${BASE}/${id}`, {rotate_secret: true})
+      const afterSecond = await stored()
+      expect(box.open(afterSecond.secret_ciphertext)).to.equal(second.body.secret)
+      expect(box.open(afterSecond.previous_secret_ciphertext)).to.equal(first.body.secret)
+      expect(Number(afterSecond.secret_rotated_at)).to.equal(Date.parse(second.body.webhook.updated_at))
+
+      // Other changes leave the secrets and the rotation alone.
+      await call('PATCH', `${BASE}/${id}`, {description: 'unrelated'})
+      expect(await stored()).to.include({secret_ciphertext: afterSecond.secret_ciphertext, previous_secret_ciphertext: afterSecond.previous_secret_ciphertext})
+      expect(Number((await stored()).secret_rotated_at)).to.equal(Number(afterSecond.secret_rotated_at))
+      expect(await daemon.services.webhooks.update(tenant.customer.id, id, {rotate_secret: false})).to.have.keys(['webhook'])
+      expect(daemon.logs.join('')).not.to.include(first.body.secret)
     })
 
     it("answers 404 for another customer's webhook on update and delete", async function () {

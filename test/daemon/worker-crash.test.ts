@@ -8,6 +8,7 @@ import {backends, flushRedisOf, TEST_MASTER_KEY} from '../helpers/backends.js'
 import {CLI} from '../helpers/cli.js'
 import {newTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
+import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon} from '../helpers/test-daemon.js'
 
@@ -48,6 +49,7 @@ describe('at-least-once delivery when a worker dies', function () {
         // The sweep is global: deliveries other suites left pending may come along with ours.
         expect(await rescuer.sweep()).to.be.at.least(1)
         await rescuer.process(deliveryId)
+        await rescuer.stop()
         const done = await api.services.deliveries.show(deliveryId)
         expect(done.status).to.equal('succeeded')
         expect(receiver.requests).to.have.length(2)
@@ -60,3 +62,49 @@ describe('at-least-once delivery when a worker dies', function () {
     })
   }
 })
+
+describe('a webhook whose worker dies with attempts on the wire', function () {
+  for (const backend of backends()) {
+    it(`takes new deliveries from another worker within seconds on ${backend.name}: the dead worker's in-flight slots lapse`, async function () {
+      this.timeout(60_000)
+      const receiver = await new Receiver().start()
+      const allowHosts = {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
+      const api = await startTestDaemon(backend, {role: 'api'}, allowHosts)
+      let child: ReturnType<typeof spawn> | null = null
+      let rescuer: ReturnType<typeof api.services.createWorker> | null = null
+      try {
+        const tenant = await newTenant(api.services, undefined, {roomy: true})
+        await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 30})
+        // The first eight attempts hang at the receiver: the dying worker holds the webhook's whole cap.
+        let answerAll!: () => void
+        receiver.fallback = {status: 200, until: new Promise<void>((resolve) => (answerAll = resolve))}
+        child = spawn(process.execPath, [CLI, 'daemon', '--role', 'worker'], {
+          env: {...process.env, ...backend.env, ...allowHosts, LEADS_MASTER_KEY: TEST_MASTER_KEY, LEADS_LOG_LEVEL: 'warn', LEADS_PORT: '0'},
+          stdio: 'ignore',
+        })
+        for (let i = 0; i < 8; i++) await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: `Hung ${i}`})
+        await receiver.waitFor(8, 15_000)
+        const exited = new Promise((resolve) => child!.once('exit', resolve))
+        child.kill('SIGKILL')
+        await exited
+        const killedAt = Date.now()
+        answerAll()
+        receiver.fallback = {status: 200}
+
+        rescuer = api.services.createWorker({workerId: 'rescuer'})
+        rescuer.start()
+        const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'After the crash'})
+        const leadId = created.body.lead.id as string
+        await waitUntil(() => receiver.requests.some((request) => (JSON.parse(request.rawBody.toString('utf8')) as {lead: {id: string}}).lead.id === leadId), 'the new lead\u2019s delivery', 20_000)
+        // The in-flight slots lapse 5 s after the dead worker's last renewal; the leases on its own deliveries take longer (30 s).
+        expect(Date.now() - killedAt).to.be.below(8000)
+      } finally {
+        child?.kill('SIGKILL')
+        await rescuer?.stop()
+        await api.stop()
+        await receiver.stop()
+      }
+    })
+  }
+})
+

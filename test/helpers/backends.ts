@@ -61,3 +61,23 @@ export function forEachBackend(suite: (backend: Backend) => void): void {
     })
   }
 }
+
+/**
+ * Declares a suite that needs a server binary on this machine (a `mariadbd` or `redis-server` it
+ * starts itself) only in the MySQL run, `LEADS_TEST_MYSQL_URL` set, which `.ci/run` always is.
+ * `npm test` with no environment then passes on a machine with or without those binaries, and a
+ * SQLite-only run sends no MySQL statement to the sharding check.
+ */
+export function describeInMysqlRun(title: string, suite: (this: Mocha.Suite) => void): void {
+  if (process.env['LEADS_TEST_MYSQL_URL']) describe(title, suite)
+}
+
+/** As describeInMysqlRun, for a suite that uses the run's shared Redis (`LEADS_TEST_REDIS_URL`), declared only when it is named. */
+export function describeWithTestRedis(title: string, suite: (this: Mocha.Suite, redisUrl: string) => void): void {
+  const redisUrl = process.env['LEADS_TEST_REDIS_URL']
+  if (redisUrl) {
+    describeInMysqlRun(title, function () {
+      suite.call(this, redisUrl)
+    })
+  }
+}

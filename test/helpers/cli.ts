@@ -1,4 +1,4 @@
-import {execFile} from 'node:child_process'
+import {execFile, spawn} from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -97,16 +97,36 @@ export async function runCli(args: string[], env: Record<string, string>, cwd = 
  * typing `input`. What the terminal showed comes back as stdout (the pty merges both streams).
  */
 export function runCliAtTerminal(args: string[], env: Record<string, string>, input = '', columns = 120): Promise<CliResult> {
+  const run = startCliAtTerminal(args, env, columns)
+  // Typed ahead: the terminal keeps it until the command reads.
+  run.type(input, {last: true})
+  return run.exited
+}
+
+/** A `leads` command running at a terminal until it ends: what it has shown so far, and typing into it. */
+export interface TerminalRun {
+  /** What the terminal has shown so far (line breaks as \n). */
+  shown(): string
+  /** Types `text` (Ctrl-C is '\u0003', which the terminal turns into SIGINT); `last` closes the keyboard. */
+  type(text: string, options?: {last?: boolean}): void
+  exited: Promise<CliResult>
+}
+
+/** Starts `leads` at a terminal (as runCliAtTerminal does) and hands it over while it runs. */
+export function startCliAtTerminal(args: string[], env: Record<string, string>, columns = 120): TerminalRun {
   const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
   const command = `stty cols ${columns} rows 40; ${[process.execPath, CLI, ...args].map(quote).join(' ')}`
-  return new Promise((resolve) => {
-    const child = execFile('script', ['-qec', command, '/dev/null'], {env: {...commandEnv(env), TERM: 'xterm-256color'}, cwd: PROJECT_ROOT}, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-      resolve({code, stdout: stdout.replace(/\r\n/g, '\n'), stderr})
-    })
-    // Typed ahead: the terminal keeps it until the command reads.
-    child.stdin?.end(input)
-  })
+  const child = spawn('script', ['-qec', command, '/dev/null'], {env: {...commandEnv(env), TERM: 'xterm-256color'}, cwd: PROJECT_ROOT})
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const shown = () => stdout.replace(/\r\n/g, '\n')
+  return {
+    shown,
+    type: (text, options = {}) => (options.last ? child.stdin.end(text) : child.stdin.write(text)),
+    exited: new Promise((resolve) => child.on('close', (code) => resolve({code: code ?? 1, stdout: shown(), stderr}))),
+  }
 }
 
 /** Runs a `--json` command that must succeed and returns its parsed output. */

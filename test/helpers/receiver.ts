@@ -36,6 +36,9 @@ export class Receiver {
   private readonly replies: Reply[] = []
   private waiters: Array<{count: number; resolve: () => void}> = []
   fallback: Reply = {status: 200, body: 'ok'}
+  /** Requests received and not answered yet, and the most there were at once. */
+  open = 0
+  mostOpen = 0
   private server: https.Server | null = null
   port = 0
 
@@ -50,6 +53,8 @@ export class Receiver {
       request.on('data', (chunk: Buffer) => chunks.push(chunk))
       request.on('end', () => {
         this.requests.push({headers: request.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now()})
+        this.mostOpen = Math.max(this.mostOpen, ++this.open)
+        response.once('close', () => this.open--)
         this.waiters = this.waiters.filter((waiter) => {
           if (this.requests.length < waiter.count) return true
           waiter.resolve()

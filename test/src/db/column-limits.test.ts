@@ -9,6 +9,7 @@ import {createDb} from '../../../src/db/knex.js'
 import {migrateLatest} from '../../../src/db/migrate.js'
 import {defaultWorkerId, WORKER_ID_MAX_LENGTH} from '../../../src/deliveries/delivery-worker.js'
 import {DELIVERY_STATUSES} from '../../../src/deliveries/delivery-types.js'
+import {BREAKER_STATES} from '../../../src/webhooks/webhook-types.js'
 import {IDEMPOTENCY_KEY_MAX_LENGTH} from '../../../src/idempotency/idempotency-service.js'
 import {ENDPOINT_SCOPES, SCOPES} from '../../../src/keys/scopes.js'
 import {LEAD_INPUT_SCHEMA} from '../../../src/leads/lead-input.js'
@@ -91,6 +92,10 @@ const WRITTEN: Record<string, number> = {
   'webhooks.event_types': EVENT_TYPES.join(',').length,
   'webhooks.disabled_reason': longest(['disabled by an operator', 'disabled through the API', 'every delivery failed for 5 days']),
   'webhooks.disabled_by': longest(['operator', 'customer', 'system']),
+  'webhooks.breaker_state': longest(BREAKER_STATES),
+  'webhook_in_flight.delivery_id': UUID,
+  'webhook_in_flight.customer_id': UUID,
+  'webhook_in_flight.webhook_id': 'wh_'.length + 24,
   'deliveries.id': UUID,
   'deliveries.customer_id': UUID,
   'deliveries.webhook_id': 'wh_'.length + 24,

@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {createDb, type Db} from '../../../src/db/knex.js'
+import {createDb, type Db, readPacketLimit} from '../../../src/db/knex.js'
 import {compile, StatementBatch} from '../../../src/db/statements.js'
 import {inWriteTransaction, sendBatch} from '../../../src/db/write-transaction.js'
 import {forEachBackend} from '../../helpers/backends.js'
@@ -14,6 +14,7 @@ describe('write transactions sent in batches', function () {
 
     before(async function () {
       db = createDb(backend.config().database)
+      await readPacketLimit(db)
       await db.schema.dropTableIfExists(TABLE)
       await db.schema.createTable(TABLE, (t) => {
         t.string('id', 36).primary()
@@ -142,6 +143,24 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
       await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('d', 5)]}))
       expect(await db(TABLE).pluck('id')).to.deep.equal(['d'])
+    })
+
+    it('sends a batch larger than the server\'s packet in several round trips, in order, in one transaction', async function () {
+      this.timeout(60_000)
+      // 5 MiB of quotes is 10 MiB once escaped: two of them overflow MariaDB's default 16 MiB packet.
+      const quotes = "'".repeat(5 * 1024 * 1024)
+      const measure = {sql: 'SELECT LENGTH(?) AS n', bindings: [quotes]}
+      const lengths = await inWriteTransaction(db, async (trx) => {
+        const results = await trx.send([insert('a', 1), measure, measure, compile(db(TABLE).where('id', 'a').update({n: 2}))])
+        // What is sent after a batch that goes in several packets runs after all of them.
+        trx.sendAhead([measure, measure, insert('b', 3)])
+        return {value: results.map((result) => Number(result.rows[0]?.['n'] ?? result.affectedRows)), commitWith: [compile(db(TABLE).where('id', 'b').update({n: 4}))]}
+      })
+      expect(lengths).to.deep.equal([1, quotes.length, quotes.length, 1])
+      expect(await db(TABLE).orderBy('id').select('id', 'n')).to.deep.equal([
+        {id: 'a', n: 2},
+        {id: 'b', n: 4},
+      ])
     })
 
     // SQLite runs in-process, with no COMMIT round trip to overlap.

@@ -3,6 +3,7 @@ import nock from 'nock'
 
 import {DeliverySender, RESPONSE_SNIPPET_BYTES} from '../../../src/deliveries/sender.js'
 import {signatureFor} from '../../../src/deliveries/signing.js'
+import {Receiver} from '../../helpers/receiver.js'
 
 const publicLookup = async () => [{address: '93.184.216.34', family: 4 as const}]
 
@@ -48,6 +49,67 @@ describe('DeliverySender', function () {
     const result = await send('https://10.0.0.7/in')
     expect(result.kind).to.equal('blocked')
     expect(scope.isDone()).to.equal(false)
+  })
+})
+
+describe('DeliverySender timeout', function () {
+  const loopback = {allowHosts: ['localhost'], lookup: async () => [{address: '127.0.0.1', family: 4 as const}]}
+  let receiver: Receiver
+  let sender: DeliverySender
+  const send = (timeoutMs: number) => sender.send({url: receiver.url, body: '{}', headers: {'content-type': 'application/json'}, timeoutMs})
+
+  // nock's interceptor hands every request a fresh agent of its own, so the sender's pooled
+  // agent (its maxSockets queue, the thing under test) only exists with nock off. These tests
+  // reach only the loopback receiver.
+  before(function () {
+    nock.restore()
+  })
+  after(function () {
+    nock.activate()
+  })
+  beforeEach(async function () {
+    receiver = await new Receiver().start()
+  })
+  afterEach(async function () {
+    sender.close()
+    await receiver.stop()
+  })
+
+  it('starts when the request is on a socket, so time queued for a pooled socket is not the receiver\'s', async function () {
+    sender = new DeliverySender(loopback, {maxSockets: 1})
+    receiver.fallback = {status: 200, body: 'ok', delayMs: 600}
+    const [first, second] = await Promise.all([send(1000), send(1000)])
+    expect(first).to.include({kind: 'response', statusCode: 200})
+    expect(second).to.include({kind: 'response', statusCode: 200})
+    // One socket: the second request reached the receiver only after the first was answered.
+    expect(receiver.requests[1]!.receivedAt - receiver.requests[0]!.receivedAt).to.be.at.least(550)
+    // Its duration is its own ~600 ms on the socket, not the ~1200 ms since send().
+    expect(second.durationMs).to.be.within(550, 1000)
+  })
+
+  it('still times out a receiver that never answers, after about timeoutMs on the socket', async function () {
+    sender = new DeliverySender(loopback, {maxSockets: 1})
+    receiver.fallback = {status: 200, until: new Promise(() => {})}
+    const started = performance.now()
+    const result = await send(300)
+    const waited = performance.now() - started
+    expect(result.kind).to.equal('timeout')
+    expect(result.durationMs).to.be.within(290, 600)
+    expect(waited).to.be.within(290, 900)
+  })
+
+  it('charges a queued request only its own socket time when the request ahead never answers', async function () {
+    sender = new DeliverySender(loopback, {maxSockets: 1})
+    receiver.reply({status: 200, until: new Promise(() => {})}, {status: 200, body: 'ok'})
+    const [first, second] = await Promise.all([send(400), send(400)])
+    expect(first.kind).to.equal('timeout')
+    expect(second).to.include({kind: 'response', statusCode: 200})
+    expect(second.durationMs).to.be.below(300)
+  })
+
+  it('rejects a socket bound that is not a positive integer', function () {
+    sender = new DeliverySender(loopback)
+    expect(() => new DeliverySender(loopback, {maxSockets: 0})).to.throw(RangeError, /maxSockets must be a positive integer, got 0/)
   })
 })
 

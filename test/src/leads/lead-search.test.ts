@@ -30,4 +30,12 @@ describe('search words and terms', function () {
     expect(prefixRange('a😀')).to.deep.equal(['a😀', 'a😁'])
     expect(prefixRange('\ud7ff')).to.deep.equal(['\ud7ff', '\ue000'])
   })
+
+  it('carries past U+10FFFF, which cannot be raised, and leaves a prefix of it only unbounded', function () {
+    const top = String.fromCodePoint(0x10ffff)
+    expect(prefixRange(`a@${top}`)).to.deep.equal([`a@${top}`, 'aA'])
+    expect(prefixRange(`a${top}${top}`)).to.deep.equal([`a${top}${top}`, 'b'])
+    expect(prefixRange(`\ud7ff${top}`)).to.deep.equal([`\ud7ff${top}`, '\ue000'])
+    expect(prefixRange(top + top)).to.deep.equal([top + top, null])
+  })
 })

@@ -1,9 +1,11 @@
 import {expect} from 'chai'
 import {render} from 'ink-testing-library'
 
+import type {TailEntry} from '../../../src/deliveries/delivery-tail.js'
 import {SecretOnce} from '../../../src/ui/SecretOnce.js'
 import {Table} from '../../../src/ui/Table.js'
 import {formatTable} from '../../../src/ui/table-layout.js'
+import {countsLine, countTail, NO_COUNTS, TAIL_LINE_WIDTH, tailCells} from '../../../src/ui/tail-line.js'
 import type {WebhookInspection} from '../../../src/webhooks/webhook-report.js'
 
 const stripAnsi = (text: string) => text.replace(/\u001B\[[0-9;]*m/g, '')
@@ -47,29 +49,39 @@ describe('views', function () {
 })
 
 describe('WebhookDashboard', function () {
-  it('shows config, health and each attempt', async function () {
+  it('shows config, how it is sending, health, and each recent delivery with its state, next attempt and attempts', async function () {
     const {WebhookDashboard} = await import('../../../src/ui/WebhookDashboard.js')
+    const breaker = {state: 'open' as const, until: '2026-11-22T00:01:00.000Z', opened_at: '2026-11-22T00:00:30.000Z'}
     const data: WebhookInspection = {
       webhook: {
         id: 'wh_1', customer_id: 'c1', url: 'https://hooks.example.com/x', event_types: ['lead.created'], is_active: false,
         disabled_reason: 'every delivery failed for 5 days', timeout_seconds: 10, retry_attempts: 5, description: null,
         consecutive_failures: 3, failing_since: null, last_success_at: null, last_failure_at: null,
+        max_in_flight: 2, max_in_flight_override: 2, breaker,
         created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z',
       },
+      scheduling: {breaker, in_flight: 1, max_in_flight: 2},
       health: {window: 100, success_rate: 1 / 3, delivered: 1, failed: 1, failing: 1, consecutive_failures: 3, last_status: '500', last_success_at: null, failing_since: null},
       recent: [
         {
-          id: 'd1', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e1', status: 'failed', attempts_made: 1, last_error: 'HTTP 500',
+          id: 'd1', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e1', status: 'failed', state: 'failed', attempts_made: 1, last_error: 'HTTP 500',
           created_at: '2026-11-22T00:00:00.000Z', completed_at: null, next_attempt_at: null,
           attempts: [{attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry', response_snippet: null}],
+        },
+        {
+          id: 'd2', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e2', status: 'pending', state: 'held', attempts_made: 0, last_error: null,
+          created_at: '2026-11-22T00:00:40.000Z', completed_at: null, next_attempt_at: '2026-11-22T00:01:00.000Z', attempts: [],
         },
       ],
     }
     const frame = stripAnsi(render(<WebhookDashboard data={data} />).lastFrame() ?? '')
+    const flat = frame.replace(/\s+/g, ' ')
     expect(frame).to.include('wh_1 disabled: every delivery failed for 5 days')
-    expect(frame.replace(/\s+/g, ' ')).to.include('success 33% of the last 100 deliveries (1 ok, 1 failed, 1 failing now), streak 3')
+    expect(flat).to.include('sending breaker open until 2026-11-22T00:01:00.000Z (opened 2026-11-22T00:00:30.000Z), then one probe · 1 of 2 (cap set by an operator) in flight')
+    expect(flat).to.include('success 33% of the last 100 deliveries (1 ok, 1 failed, 1 failing now), streak 3')
     expect(frame).to.match(/failed +d1/)
     expect(frame).to.include('#1 2026-11-22T00:00:01.000Z 500 12ms retry')
+    expect(frame).to.include('held        d2 2026-11-22T00:00:40.000Z next attempt 2026-11-22T00:01:00.000Z')
   })
 })
 
@@ -108,21 +120,50 @@ describe('WaitCountdown', function () {
 })
 
 describe('DeliveryTailView', function () {
-  it('shows the counters and each delivery and attempt with its answer, latency, outcome and next retry', async function () {
-    const {DeliveryTailView, countTail} = await import('../../../src/ui/DeliveryTailView.js')
-    const common = {delivery_id: 'd1', webhook_id: 'wh_1', event_type: 'lead.created', lead_id: 'l1', delivery_status: 'pending' as const}
-    const entries = [
-      {...common, at: '2026-11-23T10:00:00.000Z', attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued', next_attempt_at: null},
-      {...common, at: '2026-11-23T10:00:00.120Z', attempt: 1, result: '503', duration_ms: 40, outcome: 'retry', next_attempt_at: '2026-11-23T10:00:02.000Z'},
-      {...common, at: '2026-11-23T10:00:02.050Z', attempt: 2, result: '\u001b]0;x\u0007', duration_ms: 12, outcome: 'final', next_attempt_at: null},
-    ]
-    const counts = countTail({queued: 0, delivered: 0, retrying: 0, failed: 0}, entries)
-    expect(counts).to.deep.equal({queued: 1, delivered: 0, retrying: 1, failed: 1})
-    const frame = stripAnsi(render(<DeliveryTailView entries={entries} counts={counts} following="webhook wh_1" />).lastFrame() ?? '')
-    const lines = frame.split('\n')
-    expect(lines[0]).to.equal('following webhook wh_1 · 1 queued · 0 delivered · 1 to retry · 1 failed (Ctrl-C stops)')
-    expect(lines[1]).to.equal('10:00:00.000 d1 lead.created lead l1 queued queued')
-    expect(lines[2]).to.equal('10:00:00.120 d1 lead.created lead l1 #1 503 40ms retry next 10:00:02')
-    expect(lines[3]).to.equal('10:00:02.050 d1 lead.created lead l1 #2 ^[]0;x^G 12ms final')
+  const delivery = '5f2c9a7e-1b3d-4c8e-9f6a-2d4b8c1e7a90'
+  const webhook = 'wh_3b1f0c2d9e8a7f6e5d4c3b2a'
+  const common = {delivery_id: delivery, webhook_id: webhook, event_type: 'lead.created', lead_id: 'l1', delivery_status: 'pending' as const}
+  const entries: TailEntry[] = [
+    {...common, at: '2026-11-23T10:00:00.000Z', attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued', state: 'held', next_attempt_at: '2026-11-23T10:05:00.000Z'},
+    {...common, at: '2026-11-23T10:00:00.120Z', attempt: 1, result: '503', duration_ms: 40, outcome: 'retry', state: 'backing_off', next_attempt_at: '2026-11-23T10:00:02.000Z'},
+    {...common, at: '2026-11-23T10:00:01.500Z', attempt: 2, result: 'no response within the timeout (10000 ms)', duration_ms: 10_000, outcome: 'retry', state: 'delivering', next_attempt_at: null},
+    {...common, at: '2026-11-23T10:00:02.050Z', attempt: 3, result: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:443', duration_ms: 2, outcome: 'retry', state: 'waiting', next_attempt_at: '2026-11-23T10:00:03.000Z'},
+    {...common, at: '2026-11-23T10:00:04.000Z', attempt: 4, result: '\u001b]0;x\u0007', duration_ms: 123_456, outcome: 'final', state: 'failed', next_attempt_at: null, delivery_status: 'failed'},
+  ]
+
+  it('counts deliveries and attempts apart', function () {
+    const counts = countTail(NO_COUNTS, [...entries, {...entries[1]!, delivery_id: 'other', attempt: 1, outcome: 'success', state: 'succeeded'}])
+    expect(counts).to.deep.equal({queued: 1, succeeded: 1, failed: 1, attempts: 5, retries: 3})
+    expect(countsLine(counts)).to.equal('deliveries: 1 queued, 1 succeeded, 1 failed · attempts: 5 (3 retries)')
+  })
+
+  it('lays each entry out in fixed columns within 79 characters, ids shortened, the state and next attempt only while the delivery is not ended', function () {
+    expect(TAIL_LINE_WIDTH).to.equal(79)
+    const lines = entries.map((entry) => tailCells(entry).join(' ').trimEnd())
+    expect(lines).to.deep.equal([
+      '10:00:00 5f2c9a7e wh_3b1f0c                       queued   held        10:05:00',
+      '10:00:00 5f2c9a7e wh_3b1f0c #1  503          40ms retry    backing_off 10:00:02',
+      '10:00:01 5f2c9a7e wh_3b1f0c #2  timeout     10.0s retry    delivering',
+      '10:00:02 5f2c9a7e wh_3b1f0c #3  ECONNREFU…    2ms retry    waiting',
+      '10:00:04 5f2c9a7e wh_3b1f0c #4  ^[]0;x^G     123s final',
+    ])
+    for (const line of lines) expect(line.length).to.be.at.most(79)
+    // A full row, every column at its widest, still fits.
+    const widest = tailCells({...entries[1]!, attempt: 11, result: 'x'.repeat(50), duration_ms: 99_999, outcome: 'terminal', state: 'backing_off'}).join(' ')
+    expect(widest.length).to.equal(79)
+  })
+
+  it('shows what it follows, the counters, the column headers and a line per entry', async function () {
+    const {DeliveryTailView} = await import('../../../src/ui/DeliveryTailView.js')
+    const counts = countTail(NO_COUNTS, entries)
+    const frame = stripAnsi(render(<DeliveryTailView entries={entries} counts={counts} following={`webhook ${webhook}`} />).lastFrame() ?? '')
+    const lines = frame.split('\n').map((line) => line.trimEnd())
+    expect(lines.slice(0, 3)).to.deep.equal([
+      `following webhook ${webhook} (Ctrl-C stops)`,
+      'deliveries: 1 queued, 0 succeeded, 1 failed · attempts: 4 (3 retries)',
+      'TIME     DELIVERY WEBHOOK   #   ANSWER       TOOK OUTCOME  STATE       NEXT',
+    ])
+    expect(lines[4]).to.equal('10:00:00 5f2c9a7e wh_3b1f0c #1  503          40ms retry    backing_off 10:00:02')
+    expect(lines).to.have.length(3 + entries.length)
   })
 })
