@@ -115,7 +115,9 @@ export interface TerminalRun {
 /** Starts `leads` at a terminal (as runCliAtTerminal does) and hands it over while it runs. */
 export function startCliAtTerminal(args: string[], env: Record<string, string>, columns = 120): TerminalRun {
   const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
-  const command = `stty cols ${columns} rows 40; ${[process.execPath, CLI, ...args].map(quote).join(' ')}`
+  // exec: the command's own exit status, not that of script's shell ($SHELL, often dash, which
+  // dies of a Ctrl-C its child handled).
+  const command = `stty cols ${columns} rows 40; exec ${[process.execPath, CLI, ...args].map(quote).join(' ')}`
   const child = spawn('script', ['-qec', command, '/dev/null'], {env: {...commandEnv(env), TERM: 'xterm-256color'}, cwd: PROJECT_ROOT})
   let stdout = ''
   let stderr = ''
