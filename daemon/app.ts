@@ -11,8 +11,9 @@ import {jsonBody} from './middleware/json-body.js'
 import {recordMetrics} from './middleware/metrics.js'
 import {guardAddress, rateLimit} from './middleware/rate-limit.js'
 import {requestContext} from './middleware/request-context.js'
-import {healthRoutes, openApiRoutes} from './routes/health.js'
+import {healthRoutes} from './routes/health.js'
 import {leadRoutes} from './routes/leads.js'
+import {openApiRoutes} from './routes/openapi.js'
 import {webhookRoutes} from './routes/webhooks.js'
 
 /**
@@ -43,16 +44,5 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(jsonBody())
   app.use(api.routes())
   app.use(api.allowedMethods())
-  return app
-}
-
-/** What a worker-only daemon serves: the probes and metrics, nothing of the API. */
-export function createOpsApp(services: Services, logger: Logger): Koa<AppState> {
-  const app = new Koa<AppState>({proxy: false})
-  app.silent = true
-  app.use(requestContext(logger))
-  app.use(recordMetrics(services.metrics))
-  app.use(errorEnvelope)
-  app.use(healthRoutes(services).routes())
   return app
 }

@@ -5,7 +5,7 @@ import type {Config} from '../src/config/config.js'
 import type {DeliveryWorker, WorkerOptions} from '../src/deliveries/delivery-worker.js'
 import type {Logger} from '../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
-import {createApp, createOpsApp} from './app.js'
+import {createOpsApp} from './ops-app.js'
 import {answerClientErrors} from './client-errors.js'
 
 /** How often remembered key uses are written to api_keys.last_used_at. */
@@ -50,8 +50,10 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   }
 
   const every = everyFactory(logger)
-  // A worker-only daemon still answers probes and metrics on LEADS_PORT, for its orchestrator.
-  const app = role === 'worker' ? createOpsApp(services, logger) : createApp(services, logger)
+  // A worker-only daemon still answers probes and metrics on LEADS_PORT, for its orchestrator. The
+  // API's routes, schemas and document are loaded only by a daemon that serves them, so a worker
+  // (restarted, or one more added under load) starts delivering sooner.
+  const app = role === 'worker' ? createOpsApp(services, logger) : (await import('./app.js')).createApp(services, logger)
   const server = http.createServer(app.callback())
   server.keepAliveTimeout = 65_000
   server.on('clientError', answerClientErrors(services.limiter, logger))

@@ -336,13 +336,18 @@ export class DeliveryWorker {
       this.lanes.releaseDue(now)
       const free = this.options.concurrency - this.onTheWire
       const picked = free > 0 ? this.lanes.pick(free, (webhookId) => this.allowance(webhookId, now)) : []
-      const releasing = [...this.webhooks.values()].some((entry) => entry.done.length > 0 && entry.blockedUntil <= now)
-      if (picked.length === 0 && !releasing) {
+      if (picked.length === 0 && !this.hasSlotsToRelease(now)) {
         await this.sleep(now)
         continue
       }
       await this.exchangeAndSend(picked, now)
     }
+  }
+
+  /** Whether attempts ended whose in-flight slots an exchange can free now. */
+  private hasSlotsToRelease(now: number): boolean {
+    for (const entry of this.webhooks.values()) if (entry.done.length > 0 && entry.blockedUntil <= now) return true
+    return false
   }
 
   /** How many more of a webhook's deliveries may go out now. */
@@ -357,7 +362,11 @@ export class DeliveryWorker {
 
   private async exchangeAndSend(picked: Held[], now: number): Promise<void> {
     const byWebhook = new Map<string, Held[]>()
-    for (const held of picked) byWebhook.set(held.webhookId, [...(byWebhook.get(held.webhookId) ?? []), held])
+    for (const held of picked) {
+      const wanted = byWebhook.get(held.webhookId)
+      if (wanted) wanted.push(held)
+      else byWebhook.set(held.webhookId, [held])
+    }
     for (const [webhookId, entry] of this.webhooks) if (entry.done.length > 0 && entry.blockedUntil <= now && !byWebhook.has(webhookId)) byWebhook.set(webhookId, [])
     // Counted on the wire while the exchange is out, so nothing else is picked into the same room.
     for (const held of picked) this.sentOut(held.webhookId, +1)

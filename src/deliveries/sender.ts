@@ -39,7 +39,7 @@ const MAX_PARSED_URLS = 10_000
  */
 export class DeliverySender {
   private readonly agents = new Map<string, https.Agent>()
-  private readonly urls = new Map<string, URL>()
+  private readonly targets = new Map<string, {url: URL; agent: https.Agent}>()
   private readonly maxSockets: number
 
   constructor(
@@ -53,7 +53,7 @@ export class DeliverySender {
   async send(request: SendRequest): Promise<SendResult> {
     let onSocketAt: number | null = null
     const elapsed = () => (onSocketAt === null ? 0 : Math.round(performance.now() - onSocketAt))
-    const url = this.parsed(request.url)
+    const {url, agent} = this.target(request.url)
     try {
       checkLiteralTarget(url, this.policy)
     } catch (error) {
@@ -69,7 +69,7 @@ export class DeliverySender {
       const fail = (error: Error) => settle(timedOut ? {kind: 'timeout', durationMs: elapsed(), error: `no response within the timeout (${elapsed()} ms)`} : failure(error, elapsed()))
       const outgoing = https.request(
         url,
-        {method: 'POST', agent: this.agentFor(url), headers: {...request.headers, 'content-length': Buffer.byteLength(request.body)}},
+        {method: 'POST', agent, headers: {...request.headers, 'content-length': Buffer.byteLength(request.body)}},
         (response) => {
           const chunks: Buffer[] = []
           let kept = 0
@@ -103,16 +103,22 @@ export class DeliverySender {
   close(): void {
     for (const agent of this.agents.values()) agent.destroy()
     this.agents.clear()
+    this.targets.clear()
   }
 
-  /** Each webhook URL is parsed once: a worker sends to the same few URLs thousands of times. */
-  private parsed(url: string): URL {
-    let parsed = this.urls.get(url)
-    if (!parsed) {
-      if (this.urls.size >= MAX_PARSED_URLS) this.urls.clear()
-      this.urls.set(url, (parsed = new URL(url)))
+  /**
+   * Each webhook URL is parsed, and its origin's agent found, once: a worker sends to the same few
+   * URLs thousands of times.
+   */
+  private target(url: string): {url: URL; agent: https.Agent} {
+    let target = this.targets.get(url)
+    if (!target) {
+      if (this.targets.size >= MAX_PARSED_URLS) this.targets.clear()
+      const parsed = new URL(url)
+      target = {url: parsed, agent: this.agentFor(parsed)}
+      this.targets.set(url, target)
     }
-    return parsed
+    return target
   }
 
   private agentFor(url: URL): https.Agent {
