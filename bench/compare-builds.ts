@@ -64,7 +64,11 @@ let next = 0
 /** One create of a new person; its time in ms. */
 async function create(connection: LoadConnection): Promise<number> {
   const i = next++
-  const body = JSON.stringify({contact_name: `Compare ${run} ${i}`, contact_email: `compare-${run}-${i}@example.org`, contact_phone: `555-${String(i).padStart(7, '0')}`})
+  const body = JSON.stringify({
+    contact_name: `Compare ${run} ${i}`,
+    contact_email: `compare-${run}-${i}@example.org`,
+    contact_phone: `555-${String(i).padStart(7, '0')}`,
+  })
   const started = performance.now()
   const response = await connection.post('/api/agents/crm/leads', {...headers, 'idempotency-key': randomUUID()}, body)
   if (response.status !== 201) throw new Error(`expected 201, got ${response.status}: ${response.text.slice(0, 300)}`)
@@ -97,9 +101,11 @@ try {
     for (const build of builds) {
       let left = BURST
       const started = performance.now()
-      await Promise.all(build.connections.map(async (connection) => {
-        while (left-- > 0) await create(connection)
-      }))
+      await Promise.all(
+        build.connections.map(async (connection) => {
+          while (left-- > 0) await create(connection)
+        }),
+      )
       build.rates.push(BURST / ((performance.now() - started) / 1000))
     }
   }
@@ -116,12 +122,18 @@ try {
 }
 const cpuAtEnd = cpuTimes()
 
-console.log(`Two builds at once (role api, MariaDB${redisUrl ? ' + Redis' : ''}), alternating: ${SEQUENTIAL} sequential creates each; ${ROUNDS} bursts of ${BURST} creates at c=${CONCURRENCY} each; ${BULKS} bulk requests of 500 new leads each, after ${BULKS} untimed`)
+console.log(
+  `Two builds at once (role api, MariaDB${redisUrl ? ' + Redis' : ''}), alternating: ${SEQUENTIAL} sequential creates each; ${ROUNDS} bursts of ${BURST} creates at c=${CONCURRENCY} each; ${BULKS} bulk requests of 500 new leads each, after ${BULKS} untimed`,
+)
 for (const build of builds) {
   console.log(`${build.root}`)
-  console.log(`  c=1 median ${median(build.sequential).toFixed(2)} ms, p99 ${p99(build.sequential).toFixed(2)} ms; c=${CONCURRENCY} ${build.rates.map((rate) => rate.toFixed(0)).join(' / ')} creates/s, median ${median(build.rates).toFixed(0)}; bulk 500 new median ${median(build.bulks).toFixed(1)} ms, p99 ${p99(build.bulks).toFixed(1)} ms`)
+  console.log(
+    `  c=1 median ${median(build.sequential).toFixed(2)} ms, p99 ${p99(build.sequential).toFixed(2)} ms; c=${CONCURRENCY} ${build.rates.map((rate) => rate.toFixed(0)).join(' / ')} creates/s, median ${median(build.rates).toFixed(0)}; bulk 500 new median ${median(build.bulks).toFixed(1)} ms, p99 ${p99(build.bulks).toFixed(1)} ms`,
+  )
 }
 const [a, b] = builds as [Build, Build]
 const change = (after: number, before: number) => `${after >= before ? '+' : ''}${((100 * after) / before - 100).toFixed(0)}%`
-console.log(`B against A: c=1 median ${change(median(b.sequential), median(a.sequential))}, c=${CONCURRENCY} median rate ${change(median(b.rates), median(a.rates))}, bulk median ${change(median(b.bulks), median(a.bulks))}`)
+console.log(
+  `B against A: c=1 median ${change(median(b.sequential), median(a.sequential))}, c=${CONCURRENCY} median rate ${change(median(b.rates), median(a.rates))}, bulk median ${change(median(b.bulks), median(a.bulks))}`,
+)
 console.log(stealReport(cpuAtStart, cpuAtEnd))

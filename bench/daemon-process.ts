@@ -30,7 +30,12 @@ export async function freePort(): Promise<number> {
  * Starts `leads daemon --role <role>` with `env` (on `port`, else a free one) and waits until
  * /healthz answers; `root` is the checkout whose build runs (this one by default).
  */
-export async function spawnDaemon(env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all', port?: number, root: string = ROOT): Promise<DaemonProcess> {
+export async function spawnDaemon(
+  env: Record<string, string>,
+  role: 'all' | 'api' | 'worker' = 'all',
+  port?: number,
+  root: string = ROOT,
+): Promise<DaemonProcess> {
   port ??= await freePort()
   const profileDir = process.env['LEADS_BENCH_PROFILE']
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []

@@ -37,7 +37,11 @@ export class LoadConnection {
   }
 
   post(path: string, headers: Record<string, string>, body: string): Promise<LoadResponse> {
-    return this.send(`POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`, headers, body)
+    return this.send(
+      `POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`,
+      headers,
+      body,
+    )
   }
 
   get(path: string, headers: Record<string, string>): Promise<LoadResponse> {

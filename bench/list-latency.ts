@@ -86,7 +86,10 @@ async function measure(label: string, env: Record<string, string>): Promise<Map<
         await get(query)
         times.push(performance.now() - started)
       }
-      results.set(benchCase.name, times.sort((a, b) => a - b))
+      results.set(
+        benchCase.name,
+        times.sort((a, b) => a - b),
+      )
     }
     return results
   } finally {

@@ -60,7 +60,13 @@ const workerCounts = (process.env['LEADS_BENCH_WORKERS'] ?? '1,2').split(',').ma
   if (!Number.isInteger(count) || count < 1) throw new Error(`LEADS_BENCH_WORKERS: "${value}" is not a worker count (e.g. 1,2)`)
   return count
 })
-const env = {LEADS_DATABASE_URL: mysqlUrl, LEADS_REDIS_URL: redisUrl, LEADS_MASTER_KEY: MASTER_KEY, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost', LEADS_LOG_LEVEL: 'silent'}
+const env = {
+  LEADS_DATABASE_URL: mysqlUrl,
+  LEADS_REDIS_URL: redisUrl,
+  LEADS_MASTER_KEY: MASTER_KEY,
+  LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost',
+  LEADS_LOG_LEVEL: 'silent',
+}
 
 const tls = path.join(ROOT, 'test/fixtures/tls')
 const tlsOptions = {key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}
@@ -93,7 +99,12 @@ function machineLoad(before: ReturnType<typeof busyTimes>, after: ReturnType<typ
   const processes = Object.fromEntries(shares.processes.map(({name, cpuMs}) => [name, cpuMs === null ? null : round((100 * cpuMs) / shares.wallMs, 0)]))
   const ours = Object.values(processes).reduce<number>((sum, value) => sum + (value ?? 0), 0)
   // In % of one core: the whole machine, this bench's processes, and the rest (other work on the host).
-  return {cores, machine_busy_percent: busyPercent === null ? null : round(busyPercent, 0), processes_percent: processes, others_percent: busyPercent === null ? null : round(busyPercent - ours, 0)}
+  return {
+    cores,
+    machine_busy_percent: busyPercent === null ? null : round(busyPercent, 0),
+    processes_percent: processes,
+    others_percent: busyPercent === null ? null : round(busyPercent - ours, 0),
+  }
 }
 
 // ---- HTTP to the API daemon ----
@@ -101,11 +112,15 @@ const apiAgent = new http.Agent({keepAlive: true, maxSockets: 64})
 function post(url: string, headers: Record<string, string>, body: unknown): Promise<{status: number; text: string}> {
   const payload = JSON.stringify(body)
   return new Promise((resolve, reject) => {
-    const request = http.request(url, {method: 'POST', agent: apiAgent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}}, (response) => {
-      let text = ''
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()))
-      response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
-    })
+    const request = http.request(
+      url,
+      {method: 'POST', agent: apiAgent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}},
+      (response) => {
+        let text = ''
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
+      },
+    )
     request.on('error', reject)
     request.end(payload)
   })
@@ -212,7 +227,10 @@ async function newTenant(services: Services, name: string, url: string): Promise
 }
 
 async function statusCounts(services: Services, customerId: string): Promise<Record<string, number>> {
-  const rows = (await services.db('deliveries').where({customer_id: customerId}).groupBy('status').select('status').count({n: '*'})) as Array<{status: string; n: number | string}>
+  const rows = (await services.db('deliveries').where({customer_id: customerId}).groupBy('status').select('status').count({n: '*'})) as Array<{
+    status: string
+    n: number | string
+  }>
   return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]))
 }
 
@@ -235,7 +253,10 @@ async function flushRedis(): Promise<void> {
 
 /** Cancels what earlier runs left unfinished (an aborted run): deletes the webhooks that still have pending or delivering deliveries. */
 async function cancelLeftovers(services: Services): Promise<number> {
-  const rows = (await services.db('deliveries').whereIn('status', ['pending', 'delivering']).distinct('customer_id', 'webhook_id')) as Array<{customer_id: string; webhook_id: string}>
+  const rows = (await services.db('deliveries').whereIn('status', ['pending', 'delivering']).distinct('customer_id', 'webhook_id')) as Array<{
+    customer_id: string
+    webhook_id: string
+  }>
   for (const row of rows) await services.webhooks.delete(row.customer_id, row.webhook_id).catch(() => undefined)
   return rows.length
 }
@@ -255,7 +276,13 @@ async function run(services: Services, workers: number, runIndex: number) {
   const api = await spawnDaemon(env, 'api')
   const workerProcesses: DaemonProcess[] = []
   for (let i = 0; i < workers; i++) workerProcesses.push(await spawnDaemon(env, 'worker'))
-  const cpuPids = {bench: process.pid, api: api.child.pid, ...Object.fromEntries(workerProcesses.map((worker, i) => [`worker${i + 1}`, worker.child.pid])), mariadbd: databasePid(), 'redis-server': findProcess(['redis-server'])}
+  const cpuPids = {
+    bench: process.pid,
+    api: api.child.pid,
+    ...Object.fromEntries(workerProcesses.map((worker, i) => [`worker${i + 1}`, worker.child.pid])),
+    mariadbd: databasePid(),
+    'redis-server': findProcess(['redis-server']),
+  }
   const holdMeter = meterCpu(cpuPids)
   const busyStart = busyTimes()
 
@@ -268,7 +295,10 @@ async function run(services: Services, workers: number, runIndex: number) {
       while (next < BACKLOG_PER_DEAD * DEAD_CUSTOMERS) {
         const i = next++
         const tenant = deadTenants[i % DEAD_CUSTOMERS]!
-        const response = await post(`${api.url}/api/agents/crm/leads`, tenant.headers, {contact_email: `backlog-${runIndex}-${i}@example.org`}).catch(() => ({status: 0, text: ''}))
+        const response = await post(`${api.url}/api/agents/crm/leads`, tenant.headers, {contact_email: `backlog-${runIndex}-${i}@example.org`}).catch(() => ({
+          status: 0,
+          text: '',
+        }))
         if (response.status !== 201) createErrors++
       }
     }),
@@ -281,7 +311,8 @@ async function run(services: Services, workers: number, runIndex: number) {
   let lateStarts = 0
   const schedule: Array<{at: number; customer: number; i: number}> = []
   const perCustomer = CREATES_PER_SECOND * HEALTHY_SECONDS
-  for (let c = 0; c < HEALTHY_CUSTOMERS; c++) for (let i = 0; i < perCustomer; i++) schedule.push({at: (1000 * (i + c / HEALTHY_CUSTOMERS)) / CREATES_PER_SECOND, customer: c, i})
+  for (let c = 0; c < HEALTHY_CUSTOMERS; c++)
+    for (let i = 0; i < perCustomer; i++) schedule.push({at: (1000 * (i + c / HEALTHY_CUSTOMERS)) / CREATES_PER_SECOND, customer: c, i})
   schedule.sort((a, b) => a.at - b.at)
   const pending: Array<Promise<void>> = []
   const healthyStarted = performance.now()
@@ -321,7 +352,11 @@ async function run(services: Services, workers: number, runIndex: number) {
 
   // 3. Recovery.
   const statusAtRecovery = await Promise.all(deadTenants.map((tenant) => statusCounts(services, tenant.customerId)))
-  const heldAttempts = dead.map(({state}) => ({attempts: state.heldAttempts, distinct_deliveries: state.heldDeliveries.size, hanging_at_recovery: state.hanging.size}))
+  const heldAttempts = dead.map(({state}) => ({
+    attempts: state.heldAttempts,
+    distinct_deliveries: state.heldDeliveries.size,
+    hanging_at_recovery: state.hanging.size,
+  }))
   const recoveryMeter = meterCpu(cpuPids)
   const busyAtRecovery = busyTimes()
   const recoveredAt = performance.now()
@@ -340,7 +375,10 @@ async function run(services: Services, workers: number, runIndex: number) {
   const reachedTimes = dead.flatMap(({state}) => [...state.reached.values()].map((at) => at - recoveredAt)).sort((a, b) => a - b)
   const reachedTotal = reachedTimes.length
   const lastReachMs = reachedTimes.at(-1) ?? null
-  const within = (share: number) => (reachedTotal >= Math.ceil(share * BACKLOG_PER_DEAD * DEAD_CUSTOMERS) ? round(reachedTimes[Math.ceil(share * BACKLOG_PER_DEAD * DEAD_CUSTOMERS) - 1]! / 1000, 2) : null)
+  const within = (share: number) =>
+    reachedTotal >= Math.ceil(share * BACKLOG_PER_DEAD * DEAD_CUSTOMERS)
+      ? round(reachedTimes[Math.ceil(share * BACKLOG_PER_DEAD * DEAD_CUSTOMERS) - 1]! / 1000, 2)
+      : null
   const statusAtEnd = await Promise.all(deadTenants.map((tenant) => statusCounts(services, tenant.customerId)))
   const healthyStatusAtEnd = await Promise.all(healthy.map((tenant) => statusCounts(services, tenant.customerId)))
   const healthyReceivedByEnd = creates.filter(({leadId}) => arrivals.has(leadId)).length
@@ -352,7 +390,11 @@ async function run(services: Services, workers: number, runIndex: number) {
 
   return {
     workers,
-    backlog: {per_dead_customer: BACKLOG_PER_DEAD, seconds: round(backlogSeconds, 2), creates_per_second: round((BACKLOG_PER_DEAD * DEAD_CUSTOMERS) / backlogSeconds, 0)},
+    backlog: {
+      per_dead_customer: BACKLOG_PER_DEAD,
+      seconds: round(backlogSeconds, 2),
+      creates_per_second: round((BACKLOG_PER_DEAD * DEAD_CUSTOMERS) / backlogSeconds, 0),
+    },
     healthy: {
       customers: HEALTHY_CUSTOMERS,
       creates_per_second_each: CREATES_PER_SECOND,
@@ -373,7 +415,13 @@ async function run(services: Services, workers: number, runIndex: number) {
       per_customer: perHealthyCustomer,
       status_at_end_of_run: healthyStatusAtEnd,
     },
-    hold: {seconds: round((recoveredAt - backlogStarted) / 1000, 1), per_dead_customer: heldAttempts, status_at_recovery: statusAtRecovery, failed_at_recovery: statusAtRecovery.reduce((sum, counts) => sum + (counts['failed'] ?? 0), 0), load: machineLoad(busyStart, busyAtRecovery, holdShares)},
+    hold: {
+      seconds: round((recoveredAt - backlogStarted) / 1000, 1),
+      per_dead_customer: heldAttempts,
+      status_at_recovery: statusAtRecovery,
+      failed_at_recovery: statusAtRecovery.reduce((sum, counts) => sum + (counts['failed'] ?? 0), 0),
+      load: machineLoad(busyStart, busyAtRecovery, holdShares),
+    },
     recovery: {
       limit_s: RECOVERY_LIMIT_MS / 1000,
       expected: BACKLOG_PER_DEAD * DEAD_CUSTOMERS,
@@ -404,10 +452,14 @@ async function floor(): Promise<{posts: number; seconds: number; posts_per_secon
     Array.from({length: 64}, async () => {
       while (sent++ < FLOOR_POSTS) {
         await new Promise<void>((resolve, reject) => {
-          const request = https.request(receiver.url, {method: 'POST', agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(sample)}}, (response) => {
-            response.resume()
-            response.on('end', resolve)
-          })
+          const request = https.request(
+            receiver.url,
+            {method: 'POST', agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(sample)}},
+            (response) => {
+              response.resume()
+              response.on('end', resolve)
+            },
+          )
           request.on('error', reject)
           request.end(sample)
         })
@@ -459,7 +511,12 @@ const result = {
   started_at: startedAt.toISOString(),
   git_commit: gitCommit,
   git_dirty: gitDirty,
-  host: {cores: os.cpus().length, loadavg_at_start: loadAtStart.map((value) => round(value, 2)), loadavg_at_end: os.loadavg().map((value) => round(value, 2)), node: process.version},
+  host: {
+    cores: os.cpus().length,
+    loadavg_at_start: loadAtStart.map((value) => round(value, 2)),
+    loadavg_at_end: os.loadavg().map((value) => round(value, 2)),
+    node: process.version,
+  },
   settings: {
     database: 'mysql',
     redis: true,
@@ -483,31 +540,93 @@ const result = {
 const resultsDir = path.join(ROOT, 'bench/results')
 fs.mkdirSync(resultsDir, {recursive: true})
 // ISO 8601 basic format: no colons in the file name.
-const file = path.join(resultsDir, `noisy-neighbour-${startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.json`)
+const file = path.join(
+  resultsDir,
+  `noisy-neighbour-${startedAt
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}.json`,
+)
 fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
 
 const ms = (value: number | null) => (value === null ? 'never' : `${value.toFixed(1)} ms`)
 const seconds = (value: number | null) => (value === null ? 'not all' : `${value.toFixed(1)} s`)
-console.log(`Noisy neighbour on MariaDB + Redis: ${DEAD_CUSTOMERS} customers' receivers hang with ${BACKLOG_PER_DEAD} deliveries each; ${HEALTHY_CUSTOMERS} healthy customers create ${CREATES_PER_SECOND}/s each for ${HEALTHY_SECONDS} s`)
+console.log(
+  `Noisy neighbour on MariaDB + Redis: ${DEAD_CUSTOMERS} customers' receivers hang with ${BACKLOG_PER_DEAD} deliveries each; ${HEALTHY_CUSTOMERS} healthy customers create ${CREATES_PER_SECOND}/s each for ${HEALTHY_SECONDS} s`,
+)
 const rows: string[][] = [['', ...runs.map((r) => `${r.workers} worker${r.workers > 1 ? 's' : ''}`), 'bar']]
 const add = (name: string, values: string[], bar = '') => rows.push([name, ...values, bar])
-add('dead backlog created', runs.map((r) => `${r.backlog.seconds.toFixed(1)} s (${r.backlog.creates_per_second}/s)`))
-add('healthy: 201 -> first receipt, median', runs.map((r) => ms(r.healthy.create_201_to_first_receipt.median_ms)), '< 50 ms')
-add('healthy: p99', runs.map((r) => ms(r.healthy.create_201_to_first_receipt.p99_ms)), '< 1000 ms')
-add('healthy: max', runs.map((r) => ms(r.healthy.create_201_to_first_receipt.max_ms)))
-add(`healthy: received / created (${HEALTHY_GRACE_MS / 1000} s grace)`, runs.map((r) => `${r.healthy.received_by_cutoff} / ${r.healthy.created}`), 'all')
-add('healthy: received by end of run', runs.map((r) => `${r.healthy.received_by_end_of_run} / ${r.healthy.created}`))
-add('healthy: all received, after recovery', runs.map((r) => seconds(r.healthy.seconds_from_recovery_to_all_received)))
-add('healthy: create -> 201 median / p99', runs.map((r) => `${ms(r.healthy.create_to_201.median_ms)} / ${ms(r.healthy.create_to_201.p99_ms)}`))
-add('dead: failed when they recover', runs.map((r) => String(r.hold.failed_at_recovery)), '0')
-add(`dead: reached after recovery (limit ${RECOVERY_LIMIT_MS / 1000} s)`, runs.map((r) => `${r.recovery.reached} / ${r.recovery.expected}`), 'all')
-add('dead: time to 50% / 90% / all', runs.map((r) => `${seconds(r.recovery.seconds_to_50_percent)} / ${seconds(r.recovery.seconds_to_90_percent)} / ${seconds(r.recovery.seconds_to_all)}`), 'all ~15 s')
-add('dead: drain rate', runs.map((r) => (r.recovery.deliveries_per_second === null ? 'none' : `${r.recovery.deliveries_per_second}/s`)))
-add('dead: failed at the end', runs.map((r) => String(r.recovery.failed)), '0')
-add('machine busy during hold (others)', runs.map((r) => `${r.hold.load.machine_busy_percent ?? '?'}% (${r.hold.load.others_percent ?? '?'}%) of ${r.hold.load.cores * 100}%`))
-add('steal during the run', runs.map((r) => r.steal.replace(/^.*: /, '')))
+add(
+  'dead backlog created',
+  runs.map((r) => `${r.backlog.seconds.toFixed(1)} s (${r.backlog.creates_per_second}/s)`),
+)
+add(
+  'healthy: 201 -> first receipt, median',
+  runs.map((r) => ms(r.healthy.create_201_to_first_receipt.median_ms)),
+  '< 50 ms',
+)
+add(
+  'healthy: p99',
+  runs.map((r) => ms(r.healthy.create_201_to_first_receipt.p99_ms)),
+  '< 1000 ms',
+)
+add(
+  'healthy: max',
+  runs.map((r) => ms(r.healthy.create_201_to_first_receipt.max_ms)),
+)
+add(
+  `healthy: received / created (${HEALTHY_GRACE_MS / 1000} s grace)`,
+  runs.map((r) => `${r.healthy.received_by_cutoff} / ${r.healthy.created}`),
+  'all',
+)
+add(
+  'healthy: received by end of run',
+  runs.map((r) => `${r.healthy.received_by_end_of_run} / ${r.healthy.created}`),
+)
+add(
+  'healthy: all received, after recovery',
+  runs.map((r) => seconds(r.healthy.seconds_from_recovery_to_all_received)),
+)
+add(
+  'healthy: create -> 201 median / p99',
+  runs.map((r) => `${ms(r.healthy.create_to_201.median_ms)} / ${ms(r.healthy.create_to_201.p99_ms)}`),
+)
+add(
+  'dead: failed when they recover',
+  runs.map((r) => String(r.hold.failed_at_recovery)),
+  '0',
+)
+add(
+  `dead: reached after recovery (limit ${RECOVERY_LIMIT_MS / 1000} s)`,
+  runs.map((r) => `${r.recovery.reached} / ${r.recovery.expected}`),
+  'all',
+)
+add(
+  'dead: time to 50% / 90% / all',
+  runs.map((r) => `${seconds(r.recovery.seconds_to_50_percent)} / ${seconds(r.recovery.seconds_to_90_percent)} / ${seconds(r.recovery.seconds_to_all)}`),
+  'all ~15 s',
+)
+add(
+  'dead: drain rate',
+  runs.map((r) => (r.recovery.deliveries_per_second === null ? 'none' : `${r.recovery.deliveries_per_second}/s`)),
+)
+add(
+  'dead: failed at the end',
+  runs.map((r) => String(r.recovery.failed)),
+  '0',
+)
+add(
+  'machine busy during hold (others)',
+  runs.map((r) => `${r.hold.load.machine_busy_percent ?? '?'}% (${r.hold.load.others_percent ?? '?'}%) of ${r.hold.load.cores * 100}%`),
+)
+add(
+  'steal during the run',
+  runs.map((r) => r.steal.replace(/^.*: /, '')),
+)
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
 for (const row of rows) console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
-console.log(`floor: bare keep-alive HTTPS client, ${floorResult.posts} posts to a healthy receiver, 64 at once: ${floorResult.seconds} s, ${floorResult.posts_per_second} posts/s`)
+console.log(
+  `floor: bare keep-alive HTTPS client, ${floorResult.posts} posts to a healthy receiver, 64 at once: ${floorResult.seconds} s, ${floorResult.posts_per_second} posts/s`,
+)
 console.log(steal)
 console.log(`results: ${path.relative(process.cwd(), file)}`)

@@ -35,10 +35,24 @@ async function customerWith(count: number): Promise<{customerId: string; token: 
     const batch: LeadRecord[] = Array.from({length: Math.min(5000, count - start)}, (_, j) => {
       const i = start + j
       return {
-        id: randomUUID(), customerId: customer.id, sourcePlatform: 'direct', sourceType: 'form', status: 'active',
-        createdAt: base + i * 10, updatedAt: base + i * 10, contactName: `Pull ${i}`, contactPhone: `555${String(i).padStart(7, '0')}`,
-        contactEmail: `pull${i}@example.org`, score: null, qualified: null, stageId: stage!.id, ownerId: null, lastInteractionAt: null,
-        interactionCount: 0, leadLine: null, customFields: {lead_line: null},
+        id: randomUUID(),
+        customerId: customer.id,
+        sourcePlatform: 'direct',
+        sourceType: 'form',
+        status: 'active',
+        createdAt: base + i * 10,
+        updatedAt: base + i * 10,
+        contactName: `Pull ${i}`,
+        contactPhone: `555${String(i).padStart(7, '0')}`,
+        contactEmail: `pull${i}@example.org`,
+        score: null,
+        qualified: null,
+        stageId: stage!.id,
+        ownerId: null,
+        lastInteractionAt: null,
+        interactionCount: 0,
+        leadLine: null,
+        customFields: {lead_line: null},
       }
     })
     // Seeded straight into the table, the leads are pending in the change feed: the pull sequences them as it goes.
@@ -51,10 +65,14 @@ async function timedPull(customerId: string, token: string): Promise<{seconds: n
   const output = path.join(dir, `${customerId}.ndjson`)
   const timeLog = path.join(dir, `${customerId}.time`)
   const started = performance.now()
-  const child = spawn('/usr/bin/time', ['-v', '-o', timeLog, process.execPath, path.join(ROOT, 'bin/run.js'), 'pull', '--state', path.join(dir, `${customerId}.state`)], {
-    env: {...process.env, LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: token, LEADS_CUSTOMER_ID: customerId},
-    stdio: ['ignore', fs.openSync(output, 'w'), 'inherit'],
-  })
+  const child = spawn(
+    '/usr/bin/time',
+    ['-v', '-o', timeLog, process.execPath, path.join(ROOT, 'bin/run.js'), 'pull', '--state', path.join(dir, `${customerId}.state`)],
+    {
+      env: {...process.env, LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: token, LEADS_CUSTOMER_ID: customerId},
+      stdio: ['ignore', fs.openSync(output, 'w'), 'inherit'],
+    },
+  )
   const code = await new Promise((resolve) => child.once('exit', resolve))
   if (code !== 0) throw new Error(`pull exited ${code}`)
   const seconds = (performance.now() - started) / 1000
@@ -70,9 +88,14 @@ try {
   const full = await timedPull(large.customerId, large.token)
   console.log('leads pull from a local daemon on MariaDB, 100 leads per page, NDJSON to a file')
   console.log('leads     seconds  leads/s  peak RSS MB')
-  for (const [count, run] of [[10_000, baseline], [100_000, full]] as const) {
+  for (const [count, run] of [
+    [10_000, baseline],
+    [100_000, full],
+  ] as const) {
     if (run.lines !== count) throw new Error(`expected ${count} leads, got ${run.lines}`)
-    console.log(`${String(count).padStart(7)}  ${run.seconds.toFixed(1).padStart(7)}  ${(count / run.seconds).toFixed(0).padStart(7)}  ${run.rssMb.toFixed(0).padStart(11)}`)
+    console.log(
+      `${String(count).padStart(7)}  ${run.seconds.toFixed(1).padStart(7)}  ${(count / run.seconds).toFixed(0).padStart(7)}  ${run.rssMb.toFixed(0).padStart(11)}`,
+    )
   }
   console.log(`peak RSS ratio 100k/10k: ${(full.rssMb / baseline.rssMb).toFixed(2)}x (flat memory ~1x); bar: 100k in < 60 s`)
 } finally {

@@ -66,8 +66,12 @@ export async function openFloor(url: string, tables: FloorTables, connections: n
     await pool.query('CREATE TABLE bench_floor_leads LIKE leads')
     await pool.query('CREATE TABLE bench_floor_events LIKE events')
   } else {
-    await pool.query('CREATE TABLE bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB')
-    await pool.query('CREATE TABLE bench_floor_events (id VARCHAR(36) PRIMARY KEY, lead_id VARCHAR(36) NOT NULL, payload TEXT NOT NULL, created_at BIGINT NOT NULL) ENGINE=InnoDB')
+    await pool.query(
+      'CREATE TABLE bench_floor_leads (id VARCHAR(36) PRIMARY KEY, customer_id VARCHAR(36) NOT NULL, contact_name VARCHAR(200), contact_email VARCHAR(254), created_at BIGINT NOT NULL, KEY (customer_id, created_at)) ENGINE=InnoDB',
+    )
+    await pool.query(
+      'CREATE TABLE bench_floor_events (id VARCHAR(36) PRIMARY KEY, lead_id VARCHAR(36) NOT NULL, payload TEXT NOT NULL, created_at BIGINT NOT NULL) ENGINE=InnoDB',
+    )
   }
   return {
     build: tables === 'service' ? serviceTransaction(randomUUID(), randomUUID()) : scratchTransaction(randomUUID()),
@@ -93,7 +97,14 @@ export async function openFloor(url: string, tables: FloorTables, connections: n
  * `sequential` transactions one at a time, then `concurrent` at `concurrency` in flight, timed;
  * `warmup` more at `concurrency` go untimed before the timed concurrent ones, as the API's do.
  */
-export async function measureFloor(url: string, tables: FloorTables, sequential: number, concurrent: number, concurrency: number, warmup = 0): Promise<FloorFigures> {
+export async function measureFloor(
+  url: string,
+  tables: FloorTables,
+  sequential: number,
+  concurrent: number,
+  concurrency: number,
+  warmup = 0,
+): Promise<FloorFigures> {
   const floor = await openFloor(url, tables, concurrency)
   try {
     const transactions = Array.from({length: sequential + warmup + concurrent}, (_, i) => floor.build(i))
@@ -105,9 +116,11 @@ export async function measureFloor(url: string, tables: FloorTables, sequential:
     }
     let next = 0
     const atConcurrency = async (count: number) =>
-      Promise.all(Array.from({length: concurrency}, async () => {
-        while (next < count) await floor.run(transactions[sequential + next++]!)
-      }))
+      Promise.all(
+        Array.from({length: concurrency}, async () => {
+          while (next < count) await floor.run(transactions[sequential + next++]!)
+        }),
+      )
     await atConcurrency(warmup)
     const cpu = meterCpu({client: process.pid, database: databasePid()})
     const started = performance.now()
@@ -124,7 +137,10 @@ function serviceTransaction(customerId: string, stageId: string): (i: number) =>
   const stage = {id: stageId, customerId, slug: 'new', name: 'New', color: '#888888', position: 0}
   const setup = customerSetup([stage], [])
   return (i) => {
-    const input = parseLeadInput({contact_name: `Floor ${i}`, contact_email: `floor-${i}@example.org`, contact_phone: `+1 555-7${String(i).padStart(5, '0')}`}, setup)
+    const input = parseLeadInput(
+      {contact_name: `Floor ${i}`, contact_email: `floor-${i}@example.org`, contact_phone: `+1 555-7${String(i).padStart(5, '0')}`},
+      setup,
+    )
     const lead = newLead(customerId, input, {stageId, sourceType: 'manual'}, Date.now())
     const snapshot = leadCreatedSnapshot({...lead, stage, owner: null})
     const event = {id: randomUUID(), customerId, type: LEAD_CREATED, leadId: lead.id, payload: snapshot, createdAt: lead.createdAt}
@@ -137,15 +153,29 @@ function scratchTransaction(customerId: string): (i: number) => FloorTransaction
   return (i) => {
     const leadId = randomUUID()
     return [
-      insertOne('bench_floor_leads', {id: leadId, customer_id: customerId, contact_name: `Floor ${i}`, contact_email: `floor-${i}@example.org`, created_at: Date.now()}),
-      insertOne('bench_floor_events', {id: randomUUID(), lead_id: leadId, payload: JSON.stringify({lead_id: leadId, contact_name: `Floor ${i}`}), created_at: Date.now()}),
+      insertOne('bench_floor_leads', {
+        id: leadId,
+        customer_id: customerId,
+        contact_name: `Floor ${i}`,
+        contact_email: `floor-${i}@example.org`,
+        created_at: Date.now(),
+      }),
+      insertOne('bench_floor_events', {
+        id: randomUUID(),
+        lead_id: leadId,
+        payload: JSON.stringify({lead_id: leadId, contact_name: `Floor ${i}`}),
+        created_at: Date.now(),
+      }),
     ]
   }
 }
 
 function insertOne(table: string, row: object): Statement {
   const columns = Object.keys(row)
-  return {sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, bindings: Object.values(row) as Statement['bindings']}
+  return {
+    sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    bindings: Object.values(row) as Statement['bindings'],
+  }
 }
 
 /**
@@ -162,7 +192,10 @@ export async function openBulkFloor(url: string, customerId: string): Promise<{r
   const setup = customerSetup(await customers.listStages(customerId), await customers.listFields(customerId))
   const store = new LeadsStore(db)
   const send = async (connection: mysql.PoolConnection, statements: readonly Statement[]) => {
-    await connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => [...statement.bindings]))
+    await connection.query(
+      statements.map((statement) => statement.sql).join(';\n'),
+      statements.flatMap((statement) => [...statement.bindings]),
+    )
   }
   return {
     run: async (rows) => {
@@ -204,7 +237,9 @@ export async function settleDatabase(url: string): Promise<number> {
   const started = performance.now()
   try {
     for (;;) {
-      const [rows] = await pool.query("SELECT name, `count` AS value FROM information_schema.INNODB_METRICS WHERE name IN ('trx_rseg_history_len', 'buffer_pool_pages_dirty')")
+      const [rows] = await pool.query(
+        "SELECT name, `count` AS value FROM information_schema.INNODB_METRICS WHERE name IN ('trx_rseg_history_len', 'buffer_pool_pages_dirty')",
+      )
       const read = (name: string) => Number((rows as Array<{name: string; value: number | string}>).find((row) => row.name === name)?.value ?? 0)
       if ((read('trx_rseg_history_len') < 100 && read('buffer_pool_pages_dirty') < 1000) || performance.now() - started > SETTLE_LIMIT_MS) break
       await new Promise((resolve) => setTimeout(resolve, 200))

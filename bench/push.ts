@@ -75,7 +75,6 @@ async function timed(work: () => Promise<LoadResponse>, expected: number): Promi
   return performance.now() - started
 }
 
-
 async function measure(label: string, env: Record<string, string>): Promise<Figures> {
   const daemonEnv = {LEADS_MASTER_KEY: MASTER_KEY, ...env}
   // The operator's part (schema, customer, key) runs here; the daemon runs in its own process.
@@ -86,7 +85,8 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
   const daemon = await spawnDaemon(daemonEnv)
   // One keep-alive connection per request in flight: the sequential phases use the first.
   const connections = await Promise.all(Array.from({length: CONCURRENCY}, () => LoadConnection.open(daemon.url)))
-  const post = (connection: LoadConnection, path: string, headers: Record<string, string>, body: unknown) => connection.post(path, headers, JSON.stringify(body))
+  const post = (connection: LoadConnection, path: string, headers: Record<string, string>, body: unknown) =>
+    connection.post(path, headers, JSON.stringify(body))
   const one = connections[0]!
   try {
     const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
@@ -113,7 +113,18 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
         const leads = rows(batch)
         bulkNew.push(await timed(() => post(one, bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads}), 200))
         if (bulkFloor) bulkFloorTimes.push(await bulkFloor.run(rows(BULK_REQUESTS + batch)))
-        bulkMerge.push(await timed(() => post(one, bulkUrl, {...headers, 'idempotency-key': randomUUID()}, {leads: leads.map((lead) => ({...lead, contact_name: `${lead.contact_name} v2`}))}), 200))
+        bulkMerge.push(
+          await timed(
+            () =>
+              post(
+                one,
+                bulkUrl,
+                {...headers, 'idempotency-key': randomUUID()},
+                {leads: leads.map((lead) => ({...lead, contact_name: `${lead.contact_name} v2`}))},
+              ),
+            200,
+          ),
+        )
       }
     } finally {
       await bulkFloor?.close()
@@ -129,13 +140,33 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     try {
       const floorTransactions = floor ? Array.from({length: SINGLE_SEQUENTIAL}, (_, i) => floor.build(i)) : []
       for (let i = 0; i < SEQUENTIAL_WARMUP; i++) {
-        await timed(() => post(one, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Warm ${i}`, contact_email: `warm-${i}@example.org`, contact_phone: `555-600-${String(i).padStart(4, '0')}`}), 201)
+        await timed(
+          () =>
+            post(
+              one,
+              createUrl,
+              {...headers, 'idempotency-key': randomUUID()},
+              {contact_name: `Warm ${i}`, contact_email: `warm-${i}@example.org`, contact_phone: `555-600-${String(i).padStart(4, '0')}`},
+            ),
+          201,
+        )
       }
       for (let i = 0; floor && i < SEQUENTIAL_WARMUP; i++) await floor.run(floor.build(SINGLE_SEQUENTIAL + i))
       // The warm-up's writes leave pages to flush: the timed creates start from a settled database too.
       if (mysqlUrl) settled.push(await settleDatabase(mysqlUrl))
       for (let i = 0; i < SINGLE_SEQUENTIAL; i++) {
-        single.push(await timed(() => post(one, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`}), 201))
+        single.push(
+          await timed(
+            () =>
+              post(
+                one,
+                createUrl,
+                {...headers, 'idempotency-key': randomUUID()},
+                {contact_name: `Solo ${i}`, contact_email: `solo-${i}@example.org`, contact_phone: `555-300-${String(i).padStart(4, '0')}`},
+              ),
+            201,
+          ),
+        )
         if (!floor || (i + 1) % SEQUENTIAL_BLOCK !== 0) continue
         for (const transaction of floorTransactions.slice(i + 1 - SEQUENTIAL_BLOCK, i + 1)) {
           const started = performance.now()
@@ -154,7 +185,16 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
         connections.map(async (connection) => {
           while (next < count) {
             const i = next++
-            const took = await timed(() => post(connection, createUrl, {...headers, 'idempotency-key': randomUUID()}, {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `+1 555-4${String(i).padStart(5, '0')}`}), 201)
+            const took = await timed(
+              () =>
+                post(
+                  connection,
+                  createUrl,
+                  {...headers, 'idempotency-key': randomUUID()},
+                  {contact_name: `Busy ${i}`, contact_email: `busy-${i}@example.org`, contact_phone: `+1 555-4${String(i).padStart(5, '0')}`},
+                ),
+              201,
+            )
             concurrent.push(took)
           }
         }),
@@ -167,12 +207,20 @@ async function measure(label: string, env: Record<string, string>): Promise<Figu
     const seconds = (performance.now() - started) / 1000
     const concurrentCpu = cpu.stop()
     const concurrentTimes = concurrent.splice(0)
-    const alternated = mysqlUrl ? await alternateWithFloor(mysqlUrl, (count) => atConcurrency(count), () => next) : undefined
+    const alternated = mysqlUrl
+      ? await alternateWithFloor(
+          mysqlUrl,
+          (count) => atConcurrency(count),
+          () => next,
+        )
+      : undefined
     for (const connection of connections) connection.close()
     await daemon.stop()
     return {
       ...(alternated ? {alternated} : {}),
-      ...(mysqlUrl ? {bulkFloor: {median: median(bulkFloorTimes), p99: p99(bulkFloorTimes)}, singleFloor: {median: median(singleFloor), p99: p99(singleFloor)}} : {}),
+      ...(mysqlUrl
+        ? {bulkFloor: {median: median(bulkFloorTimes), p99: p99(bulkFloorTimes)}, singleFloor: {median: median(singleFloor), p99: p99(singleFloor)}}
+        : {}),
       bulkNewMedianMs: median(bulkNew),
       bulkNewP99Ms: p99(bulkNew),
       bulkMergeMedianMs: median(bulkMerge),
@@ -239,9 +287,11 @@ async function alternateWithFloor(url: string, create: (upTo: number) => Promise
     const transactions = Array.from({length: CONCURRENT_WARMUP + ALTERNATED_ROUNDS * ALTERNATED_BURST}, (_, i) => floor.build(i))
     let next = 0
     const floorBurst = (count: number) =>
-      Promise.all(Array.from({length: CONCURRENCY}, async () => {
-        while (next < count) await floor.run(transactions[next++]!)
-      }))
+      Promise.all(
+        Array.from({length: CONCURRENCY}, async () => {
+          while (next < count) await floor.run(transactions[next++]!)
+        }),
+      )
     await floorBurst(CONCURRENT_WARMUP)
     const took = {api: 0, floor: 0}
     for (let round = 0; round < ALTERNATED_ROUNDS; round++) {
@@ -270,7 +320,9 @@ const metrics: Array<[string, Exclude<keyof Figures, 'bulkFloor' | 'singleFloor'
   [`single create c=${CONCURRENCY}, median ms`, 'concurrentMedianMs', ''],
   [`single create c=${CONCURRENCY}, p99 ms`, 'concurrentP99Ms', ''],
 ]
-console.log(`Push through the daemon over loopback: ${BULK_REQUESTS} bulk requests of each kind, ${SINGLE_SEQUENTIAL} sequential single creates (after ${SEQUENTIAL_WARMUP} untimed, as in the floor interleaved with them) and ${SINGLE_CONCURRENT} concurrent ones (after ${CONCURRENT_WARMUP} untimed, as in the floor), each with an Idempotency-Key`)
+console.log(
+  `Push through the daemon over loopback: ${BULK_REQUESTS} bulk requests of each kind, ${SINGLE_SEQUENTIAL} sequential single creates (after ${SEQUENTIAL_WARMUP} untimed, as in the floor interleaved with them) and ${SINGLE_CONCURRENT} concurrent ones (after ${CONCURRENT_WARMUP} untimed, as in the floor), each with an Idempotency-Key`,
+)
 const header = ['metric', ...results.map(([label]) => label), ...(results.length > 1 ? ['mariadb/sqlite'] : []), 'bar (mariadb)']
 const lines = metrics.map(([name, key, bar]) => {
   const cells = results.map(([, figures]) => figures[key].toFixed(1))
@@ -282,27 +334,45 @@ for (const line of [header, ...lines]) console.log(line.map((cell, i) => (i === 
 
 if (mysqlUrl) {
   const api = results[1]![1]
-  const described: Record<FloorTables, string> = {service: 'into copies of the service’s leads and events tables', scratch: 'into the scratch tables used through session 7'}
+  const described: Record<FloorTables, string> = {
+    service: 'into copies of the service’s leads and events tables',
+    scratch: 'into the scratch tables used through session 7',
+  }
   for (const {tables, when, figures} of floors) {
-    console.log(`Floor on MariaDB ${when} the API, ${described[tables]} (the same two-insert transaction straight through mysql2): c=1 median ${figures.single.median.toFixed(2)} ms, p99 ${figures.single.p99.toFixed(2)} ms; c=${CONCURRENCY} ${figures.concurrentPerSecond.toFixed(0)} transactions/s`)
+    console.log(
+      `Floor on MariaDB ${when} the API, ${described[tables]} (the same two-insert transaction straight through mysql2): c=1 median ${figures.single.median.toFixed(2)} ms, p99 ${figures.single.p99.toFixed(2)} ms; c=${CONCURRENCY} ${figures.concurrentPerSecond.toFixed(0)} transactions/s`,
+    )
   }
   for (const tables of FLOOR_TABLES) {
     const of = floors.filter((floor) => floor.tables === tables).map((floor) => floor.figures)
     const fastest = {median: Math.min(...of.map((floor) => floor.single.median)), rate: Math.max(...of.map((floor) => floor.concurrentPerSecond))}
-    console.log(`API against the faster floor ${described[tables]}, measured minutes apart: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`)
+    console.log(
+      `API against the faster floor ${described[tables]}, measured minutes apart: c=1 ${(api.singleMedianMs / fastest.median).toFixed(1)}x the floor's time, c=${CONCURRENCY} ${((100 * api.concurrentPerSecond) / fastest.rate).toFixed(0)}% of the floor's rate`,
+    )
   }
   // The bars (MariaDB + Redis) are taken against the floor in the same minutes: c=16 at least 40%
   // of its rate, c=1 within 3x of its time. Measured minutes apart, the floor alone moves by up to
   // half on this machine (the before and after lines above).
   const alternated = api.alternated!
-  console.log(`c=${CONCURRENCY} alternated with the floor ${described.service}, ${ALTERNATED_ROUNDS} bursts of ${ALTERNATED_BURST} each (the same minutes; the bar): API ${alternated.api.toFixed(0)} creates/s, floor ${alternated.floor.toFixed(0)} transactions/s; the API ${((100 * alternated.api) / alternated.floor).toFixed(0)}% of the floor's rate`)
+  console.log(
+    `c=${CONCURRENCY} alternated with the floor ${described.service}, ${ALTERNATED_ROUNDS} bursts of ${ALTERNATED_BURST} each (the same minutes; the bar): API ${alternated.api.toFixed(0)} creates/s, floor ${alternated.floor.toFixed(0)} transactions/s; the API ${((100 * alternated.api) / alternated.floor).toFixed(0)}% of the floor's rate`,
+  )
   const interleaved = api.singleFloor!
-  console.log(`c=1 against the floor ${described.service}, interleaved with the API's sequential creates ${SEQUENTIAL_BLOCK} by ${SEQUENTIAL_BLOCK} (the same minutes; the bar): floor median ${interleaved.median.toFixed(2)} ms, p99 ${interleaved.p99.toFixed(2)} ms; the API ${(api.singleMedianMs / interleaved.median).toFixed(2)}x the floor's time`)
+  console.log(
+    `c=1 against the floor ${described.service}, interleaved with the API's sequential creates ${SEQUENTIAL_BLOCK} by ${SEQUENTIAL_BLOCK} (the same minutes; the bar): floor median ${interleaved.median.toFixed(2)} ms, p99 ${interleaved.p99.toFixed(2)} ms; the API ${(api.singleMedianMs / interleaved.median).toFixed(2)}x the floor's time`,
+  )
   console.log(cpuSharesLine(`CPU over the API's c=${CONCURRENCY} creates`, api.concurrentCpu, SINGLE_CONCURRENT, 'create'))
   for (const {tables, when, figures} of floors) {
-    console.log(cpuSharesLine(`CPU over the ${tables}-table floor's c=${CONCURRENCY} transactions (${when})`, figures.concurrentCpu, SINGLE_CONCURRENT, 'transaction'))
+    console.log(
+      cpuSharesLine(`CPU over the ${tables}-table floor's c=${CONCURRENCY} transactions (${when})`, figures.concurrentCpu, SINGLE_CONCURRENT, 'transaction'),
+    )
   }
-  console.log(`Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2, each after an API request (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`)
+  console.log(
+    `Bulk 500 new rows: API median ${api.bulkNewMedianMs.toFixed(1)} ms, p99 ${api.bulkNewP99Ms.toFixed(1)} ms; the same statements straight through mysql2, each after an API request (the database's own share) median ${api.bulkFloor!.median.toFixed(1)} ms, p99 ${api.bulkFloor!.p99.toFixed(1)} ms`,
+  )
 }
-if (mysqlUrl) console.log(`Waited for InnoDB to settle (purge history and dirty pages) before each timed MariaDB phase: ${settled.map((seconds) => `${seconds.toFixed(1)} s`).join(', ')}`)
+if (mysqlUrl)
+  console.log(
+    `Waited for InnoDB to settle (purge history and dirty pages) before each timed MariaDB phase: ${settled.map((seconds) => `${seconds.toFixed(1)} s`).join(', ')}`,
+  )
 console.log(stealReport(cpuAtStart, cpuAtEnd))

@@ -16,7 +16,13 @@ const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
 if (!mysqlUrl || !redisUrl) throw new Error('set LEADS_BENCH_MYSQL_URL and LEADS_BENCH_REDIS_URL')
 
-const config = loadConfig({LEADS_DATABASE_URL: mysqlUrl, LEADS_REDIS_URL: redisUrl, LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent'})
+const config = loadConfig({
+  LEADS_DATABASE_URL: mysqlUrl,
+  LEADS_REDIS_URL: redisUrl,
+  LEADS_MASTER_KEY: 'cd'.repeat(32),
+  LEADS_PORT: '0',
+  LEADS_LOG_LEVEL: 'silent',
+})
 const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, requireCurrentSchema: false})
 const agent = new http.Agent({keepAlive: true, maxSockets: 1})
 

@@ -55,7 +55,13 @@ const result = {
 }
 const resultsDir = path.join(ROOT, 'bench/results')
 fs.mkdirSync(resultsDir, {recursive: true})
-const file = path.join(resultsDir, `webhooks-${startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.json`)
+const file = path.join(
+  resultsDir,
+  `webhooks-${startedAt
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}.json`,
+)
 fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
 console.log(`results: ${path.relative(process.cwd(), file)}`)
 process.exitCode = exitCode ?? 1

@@ -34,13 +34,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!
 
 let received = 0
-const receiver = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
-  request.resume()
-  request.on('end', () => {
-    received++
-    response.end('ok')
-  })
-})
+const receiver = https.createServer(
+  {key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))},
+  (request, response) => {
+    request.resume()
+    request.on('end', () => {
+      received++
+      response.end('ok')
+    })
+  },
+)
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const receiverPort = (receiver.address() as net.AddressInfo).port
 
@@ -65,10 +68,14 @@ function create(headers: Record<string, string>, name: string): Promise<number> 
   const payload = JSON.stringify({contact_name: name, contact_email: `${randomUUID()}@example.org`})
   const started = performance.now()
   return new Promise((resolve, reject) => {
-    const request = http.request(`${daemon.url}/api/agents/crm/leads`, {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}}, (response) => {
-      response.resume()
-      response.on('end', () => (response.statusCode === 201 ? resolve(performance.now() - started) : reject(new Error(`HTTP ${response.statusCode}`))))
-    })
+    const request = http.request(
+      `${daemon.url}/api/agents/crm/leads`,
+      {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}},
+      (response) => {
+        response.resume()
+        response.on('end', () => (response.statusCode === 201 ? resolve(performance.now() - started) : reject(new Error(`HTTP ${response.statusCode}`))))
+      },
+    )
     request.on('error', reject)
     request.end(payload)
   })
@@ -93,7 +100,9 @@ try {
   const deadline = Date.now() + 30_000
   while (received < 2 * CREATES && Date.now() < deadline) await sleep(50)
 
-  console.log(`Single create with a webhook, ${CREATES} sequential creates per phase, ${database.startsWith('mysql') ? 'MariaDB' : 'SQLite'}; Redis killed between the phases`)
+  console.log(
+    `Single create with a webhook, ${CREATES} sequential creates per phase, ${database.startsWith('mysql') ? 'MariaDB' : 'SQLite'}; Redis killed between the phases`,
+  )
   const rows = [
     ['phase', 'median ms', 'p99 ms', 'max ms'],
     ['redis up', ...[up.median, up.p99, up.max].map((v) => v.toFixed(1))],

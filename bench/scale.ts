@@ -108,8 +108,16 @@ await services.rateLimits.set({type: 'customer', id: main.id}, {perMinute: 1_000
 // A cursor at 90% depth, signed as the daemon signs them.
 const deepIndex = Math.floor(MAIN * 0.9)
 const deepLead = lead(main.id, main.stageIds, deepIndex)
-const deepRow = (await services.db('leads').where({customer_id: main.id, contact_email: deepLead.contactEmail}).first('id', 'updated_at')) as {id: string; updated_at: number | string}
-const deepCursor = new CursorCodec(Buffer.from(MASTER_KEY, 'hex')).encode({sortBy: 'updated_at', sortDir: 'asc', value: Number(deepRow.updated_at), id: deepRow.id})
+const deepRow = (await services.db('leads').where({customer_id: main.id, contact_email: deepLead.contactEmail}).first('id', 'updated_at')) as {
+  id: string
+  updated_at: number | string
+}
+const deepCursor = new CursorCodec(Buffer.from(MASTER_KEY, 'hex')).encode({
+  sortBy: 'updated_at',
+  sortDir: 'asc',
+  value: Number(deepRow.updated_at),
+  id: deepRow.id,
+})
 const probe = lead(main.id, main.stageIds, Math.floor(MAIN * 0.777))
 // Four of six syllables: the surnames of 100 leads.
 const surnamePrefix = probe.contactName!.split(' ')[1]!.slice(0, 8)
@@ -126,7 +134,12 @@ const updatedSince = BASE_TIME + (MAIN - 100_000) * 1000
 const CASES: Case[] = [
   {name: 'first page (limit 20)', query: 'limit=20', bar: '< 15 / 50'},
   {name: 'page of 100', query: 'limit=100', page: {limit: 100}, bar: '< 15 / 50'},
-  {name: 'cursor page at 90% depth', query: `cursor=${encodeURIComponent(deepCursor)}`, page: {after: {sortBy: 'updated_at', sortDir: 'asc', value: Number(deepRow.updated_at), id: deepRow.id}}, bar: '< 15 / 50'},
+  {
+    name: 'cursor page at 90% depth',
+    query: `cursor=${encodeURIComponent(deepCursor)}`,
+    page: {after: {sortBy: 'updated_at', sortDir: 'asc', value: Number(deepRow.updated_at), id: deepRow.id}},
+    bar: '< 15 / 50',
+  },
   {name: 'sort_by=created_at desc', query: 'sort_by=created_at&sort_dir=desc', page: {sortBy: 'created_at', sortDir: 'desc'}, bar: '< 15 / 50'},
   {name: 'sort_by=updated_at desc', query: 'sort_dir=desc', page: {sortDir: 'desc'}, bar: '< 15 / 50'},
   {name: 'sort_by=last_interaction_at', query: 'sort_by=last_interaction_at', page: {sortBy: 'last_interaction_at'}, bar: '< 15 / 50'},
@@ -134,7 +147,12 @@ const CASES: Case[] = [
   {name: 'lead_line=buyer (1 in 3)', query: 'lead_line=buyer', filters: {leadLine: 'buyer'}, bar: '< 20'},
   {name: 'stageId (one stage)', query: `stageId=${main.stageIds[1]}`, filters: {stageId: main.stageIds[1]}, bar: '< 20'},
   {name: 'status=won & lead_line=buyer', query: 'status=won&lead_line=buyer', filters: {status: 'won', leadLine: 'buyer'}, bar: '< 20'},
-  {name: 'status & stageId & lead_line', query: `status=won&stageId=${main.stageIds[1]}&lead_line=seller`, filters: {status: 'won', stageId: main.stageIds[1], leadLine: 'seller'}, bar: '< 20'},
+  {
+    name: 'status & stageId & lead_line',
+    query: `status=won&stageId=${main.stageIds[1]}&lead_line=seller`,
+    filters: {status: 'won', stageId: main.stageIds[1], leadLine: 'seller'},
+    bar: '< 20',
+  },
   {name: 'updated_since matching 100k', query: `updated_since=${new Date(updatedSince).toISOString()}`, filters: {updatedSince}, bar: '< 2000'},
   {name: 'search a full name (1 match)', query: `search=${encodeURIComponent(probe.contactName!)}`, filters: {search: probe.contactName!}, bar: '< 50'},
   {name: 'search an email (1 match)', query: `search=${encodeURIComponent(probe.contactEmail!)}`, filters: {search: probe.contactEmail!}, bar: '< 50'},
@@ -199,7 +217,9 @@ for (const benchCase of CASES) {
 await daemon.stop()
 
 const backend = mysqlUrl ? 'MariaDB' : 'SQLite'
-console.log(`GET /api/agents/crm/leads on ${backend}: ${MAIN.toLocaleString('en-US')} leads in one customer + ${OTHERS.toLocaleString('en-US')} over ${OTHER_CUSTOMERS} others (${args.keep && seedSeconds < 60 ? 'kept from an earlier run' : `seeded in ${seedSeconds.toFixed(0)} s`}), ${SAMPLES} requests per case over loopback HTTP with an internal key; floor = the page's SQL run directly`)
+console.log(
+  `GET /api/agents/crm/leads on ${backend}: ${MAIN.toLocaleString('en-US')} leads in one customer + ${OTHERS.toLocaleString('en-US')} over ${OTHER_CUSTOMERS} others (${args.keep && seedSeconds < 60 ? 'kept from an earlier run' : `seeded in ${seedSeconds.toFixed(0)} s`}), ${SAMPLES} requests per case over loopback HTTP with an internal key; floor = the page's SQL run directly`,
+)
 const header = ['request', 'median ms', 'p99 ms', 'floor median ms', 'API/floor', 'bar (median / p99 ms)']
 const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)))
 for (const row of [header, ...rows]) console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))

@@ -38,25 +38,31 @@ const RSS_GROWTH_LIMIT = 0.1
 const ANSWER_TIMEOUT_MS = 30_000
 
 // The run ends by itself whatever happens: the load, the drain and the report have this long.
-const watchdog = setTimeout(() => {
-  console.log('soak: FAILED: did not finish in time')
-  process.exit(1)
-}, (MINUTES * 60 + 300) * 1000)
+const watchdog = setTimeout(
+  () => {
+    console.log('soak: FAILED: did not finish in time')
+    process.exit(1)
+  },
+  (MINUTES * 60 + 300) * 1000,
+)
 watchdog.unref()
 
 // The receiver: every delivery id that arrived, and one attempt in 30 refused so retries run too.
 const tls = path.join(ROOT, 'test/fixtures/tls')
 const delivered = new Set<string>()
 let attempts = 0
-const receiver = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
-  request.resume()
-  request.on('end', () => {
-    attempts++
-    if (attempts % 30 === 0) return void response.writeHead(500).end('not now')
-    delivered.add(String(request.headers['x-service-delivery']))
-    response.writeHead(200).end('ok')
-  })
-})
+const receiver = https.createServer(
+  {key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))},
+  (request, response) => {
+    request.resume()
+    request.on('end', () => {
+      attempts++
+      if (attempts % 30 === 0) return void response.writeHead(500).end('not now')
+      delivered.add(String(request.headers['x-service-delivery']))
+      response.writeHead(200).end('ok')
+    })
+  },
+)
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const receiverUrl = `https://localhost:${(receiver.address() as AddressInfo).port}/hooks`
 
@@ -103,11 +109,24 @@ function nextRequest(): {kind: Kind; send: (connection: LoadConnection) => Promi
   const key = {...headers, 'idempotency-key': randomUUID()}
   if (roll < 0.6 || people === 0) {
     const i = people++
-    return {kind: 'create', expected: 201, send: (c) => c.post('/api/agents/crm/leads', key, JSON.stringify({contact_name: `Soak ${i}`, contact_email: `soak${i}@example.org`, contact_phone: `555${String(i).padStart(7, '0')}`}))}
+    return {
+      kind: 'create',
+      expected: 201,
+      send: (c) =>
+        c.post(
+          '/api/agents/crm/leads',
+          key,
+          JSON.stringify({contact_name: `Soak ${i}`, contact_email: `soak${i}@example.org`, contact_phone: `555${String(i).padStart(7, '0')}`}),
+        ),
+    }
   }
   if (roll < 0.7) {
     const i = Math.floor(Math.random() * people)
-    return {kind: 'merge', expected: 201, send: (c) => c.post('/api/agents/crm/leads', key, JSON.stringify({contact_email: `SOAK${i}@example.org`, custom_fields: {lead_line: 'seller'}}))}
+    return {
+      kind: 'merge',
+      expected: 201,
+      send: (c) => c.post('/api/agents/crm/leads', key, JSON.stringify({contact_email: `SOAK${i}@example.org`, custom_fields: {lead_line: 'seller'}})),
+    }
   }
   if (roll < 0.95) {
     const query = cursor ? `limit=50&cursor=${encodeURIComponent(cursor)}` : `limit=50&sort_by=updated_at&search=soak`
@@ -206,18 +225,23 @@ await admin.query(`DROP DATABASE \`${database}\``)
 await admin.end()
 
 // The report.
-const pct = (values: number[], p: number) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!)
+const pct = (values: number[], p: number) =>
+  values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!
 const total = Object.values(latencies).reduce((sum, values) => sum + values.length, 0)
 console.log(`Soak: ${MINUTES} min at ${RATE} requests/s (${CONNECTIONS} keep-alive connections), MariaDB + Redis, daemon role all in its own process`)
 console.log(`requests: ${total} answered in ${seconds.toFixed(0)} s = ${(total / seconds).toFixed(1)}/s; ${skipped} not sent (every connection busy)`)
 console.log('kind     count   p50 ms   p99 ms   max ms')
 for (const [kind, values] of Object.entries(latencies)) {
-  console.log(`${kind.padEnd(8)} ${String(values.length).padStart(5)} ${pct(values, 0.5).toFixed(1).padStart(8)} ${pct(values, 0.99).toFixed(1).padStart(8)} ${pct(values, 1).toFixed(1).padStart(8)}`)
+  console.log(
+    `${kind.padEnd(8)} ${String(values.length).padStart(5)} ${pct(values, 0.5).toFixed(1).padStart(8)} ${pct(values, 0.99).toFixed(1).padStart(8)} ${pct(values, 1).toFixed(1).padStart(8)}`,
+  )
 }
 clientLoop.disable()
 console.log(`the soak's own event loop: delay p99 ${(clientLoop.percentile(99) / 1e6).toFixed(1)} ms, max ${(clientLoop.max / 1e6).toFixed(0)} ms`)
 console.log(`answers: ${[...statuses].map(([key, n]) => `${key}: ${n}`).join(', ')}`)
-console.log(`events: ${events.n}; deliveries: ${[...byOutcome].map(([status, n]) => `${status} ${n}`).join(', ')}; receiver attempts ${attempts}, distinct deliveries received ${delivered.size}; lost ${lost.length}`)
+console.log(
+  `events: ${events.n}; deliveries: ${[...byOutcome].map(([status, n]) => `${status} ${n}`).join(', ')}; receiver attempts ${attempts}, distinct deliveries received ${delivered.size}; lost ${lost.length}`,
+)
 console.log(`daemon RSS MB every 5 s: ${rss.map((sample) => sample.mb.toFixed(0)).join(' ')}`)
 console.log(`live heap MB after the latest full collection, every 5 s: ${afterGc.map((sample) => sample.heapMb.toFixed(0)).join(' ')}`)
 
@@ -236,8 +260,12 @@ const [rssFirst, rssSecond] = halves(rss).map((half) => half.map((sample) => sam
 const [heapFirst, heapSecond] = halves(afterGc).map((half) => half.map((sample) => sample.heapMb)) as [number[], number[]]
 const rssGrowth = growthOf(lowest(rssFirst), lowest(rssSecond))
 const heapGrowth = growthOf(middle(heapFirst), middle(heapSecond))
-console.log(`RSS after warm-up (lowest of each half): ${lowest(rssFirst).toFixed(0)} MB, then ${lowest(rssSecond).toFixed(0)} MB: ${(rssGrowth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%); medians ${middle(rssFirst).toFixed(0)} and ${middle(rssSecond).toFixed(0)} MB`)
-console.log(`live heap after a full collection (median of each half): ${middle(heapFirst).toFixed(1)} MB, then ${middle(heapSecond).toFixed(1)} MB: ${(heapGrowth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%)`)
+console.log(
+  `RSS after warm-up (lowest of each half): ${lowest(rssFirst).toFixed(0)} MB, then ${lowest(rssSecond).toFixed(0)} MB: ${(rssGrowth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%); medians ${middle(rssFirst).toFixed(0)} and ${middle(rssSecond).toFixed(0)} MB`,
+)
+console.log(
+  `live heap after a full collection (median of each half): ${middle(heapFirst).toFixed(1)} MB, then ${middle(heapSecond).toFixed(1)} MB: ${(heapGrowth * 100).toFixed(1)}% (limit ${RSS_GROWTH_LIMIT * 100}%)`,
+)
 
 const unexpected5xx = [...statuses].filter(([key]) => /\s5\d\d$/.test(key)).reduce((sum, [, n]) => sum + n, 0)
 const failures = [

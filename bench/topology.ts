@@ -40,13 +40,16 @@ watchdog.unref()
 // The receiver answers 200 at once and counts what arrived.
 const tls = path.join(ROOT, 'test/fixtures/tls')
 let received = 0
-const receiver = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
-  request.resume()
-  request.on('end', () => {
-    received++
-    response.writeHead(200).end('ok')
-  })
-})
+const receiver = https.createServer(
+  {key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))},
+  (request, response) => {
+    request.resume()
+    request.on('end', () => {
+      received++
+      response.writeHead(200).end('ok')
+    })
+  },
+)
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 
 const database = `leads_topology_bench_${process.pid}`
@@ -77,13 +80,18 @@ function cpuSeconds(pid: number): number {
   // utime and stime, in clock ticks of 1/100 s.
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
-const pidOf = (name: string) => fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).find((pid) => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name
-  } catch {
-    return false
-  }
-})
+const pidOf = (name: string) =>
+  fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .find((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name
+      } catch {
+        return false
+      }
+    })
 const mariadbPid = pidOf('mariadbd') ?? pidOf('mysqld')
 
 interface Parts {
@@ -122,7 +130,11 @@ async function creates(url: string): Promise<{perSecond: number; medianMs: numbe
         next++
         const i = people++
         const t0 = performance.now()
-        const response = await connection.post('/api/agents/crm/leads', headers, JSON.stringify({contact_name: `Capacity ${i}`, contact_email: `capacity${i}@example.org`}))
+        const response = await connection.post(
+          '/api/agents/crm/leads',
+          headers,
+          JSON.stringify({contact_name: `Capacity ${i}`, contact_email: `capacity${i}@example.org`}),
+        )
         if (response.status !== 201) throw new Error(`create: ${response.status} ${response.text.slice(0, 200)}`)
         latencies.push(performance.now() - t0)
       }
@@ -134,7 +146,9 @@ async function creates(url: string): Promise<{perSecond: number; medianMs: numbe
 }
 
 async function undelivered(): Promise<number> {
-  const [[row]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE customer_id = ? AND status <> 'succeeded'`, [customer.id])) as unknown as [[{n: number}]]
+  const [[row]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE customer_id = ? AND status <> 'succeeded'`, [customer.id])) as unknown as [
+    [{n: number}],
+  ]
   return Number(row.n)
 }
 
@@ -162,14 +176,30 @@ try {
     const balancer = await startHaproxy(dir, apiPorts.slice(0, count))
     const before = await balancer.stats()
     let figures = {perSecond: 0, medianMs: 0, p99Ms: 0}
-    cpu.push(`creates, ${count} API daemon(s): ${await cpuOver(() => ({apis: apis.slice(0, count), workers: [], balancer}), async () => void (figures = await creates(balancer.url)))}`)
+    cpu.push(
+      `creates, ${count} API daemon(s): ${await cpuOver(
+        () => ({apis: apis.slice(0, count), workers: [], balancer}),
+        async () => void (figures = await creates(balancer.url)),
+      )}`,
+    )
     const served = (await balancer.stats()).map((server, i) => server.requests - before[i]!.requests)
-    rows.push([`creates via HAProxy, ${count} API daemon(s), no webhook`, String(CONCURRENCY), figures.perSecond.toFixed(0), (figures.perSecond / count).toFixed(0), `${figures.medianMs.toFixed(1)} / ${figures.p99Ms.toFixed(1)}`, `served ${served.join(' / ')}`])
+    rows.push([
+      `creates via HAProxy, ${count} API daemon(s), no webhook`,
+      String(CONCURRENCY),
+      figures.perSecond.toFixed(0),
+      (figures.perSecond / count).toFixed(0),
+      `${figures.medianMs.toFixed(1)} / ${figures.p99Ms.toFixed(1)}`,
+      `served ${served.join(' / ')}`,
+    ])
     await balancer.stop()
   }
 
   // Webhooks on: every create owes a delivery, sent by two workers while the creates go on.
-  await services.webhooks.create(customer.id, {url: `https://localhost:${(receiver.address() as AddressInfo).port}/hooks`, event_types: ['lead.created'], timeout_seconds: 5})
+  await services.webhooks.create(customer.id, {
+    url: `https://localhost:${(receiver.address() as AddressInfo).port}/hooks`,
+    event_types: ['lead.created'],
+    timeout_seconds: 5,
+  })
   const workerEnv = {...env, LEADS_LOG_LEVEL: 'warn'}
   let workers: DaemonProcess[] = await Promise.all([spawnDaemon(workerEnv, 'worker'), spawnDaemon(workerEnv, 'worker')])
   {
@@ -178,14 +208,24 @@ try {
     let figures = {perSecond: 0, medianMs: 0, p99Ms: 0}
     let drainSeconds = 0
     cpu.push(
-      `creates with webhooks, 3 API daemons + 2 workers: ${await cpuOver(() => ({apis, workers, balancer}), async () => {
-        figures = await creates(balancer.url)
-        const started = performance.now()
-        await drained(120_000)
-        drainSeconds = (performance.now() - started) / 1000
-      })}`,
+      `creates with webhooks, 3 API daemons + 2 workers: ${await cpuOver(
+        () => ({apis, workers, balancer}),
+        async () => {
+          figures = await creates(balancer.url)
+          const started = performance.now()
+          await drained(120_000)
+          drainSeconds = (performance.now() - started) / 1000
+        },
+      )}`,
     )
-    rows.push(['creates via HAProxy, 3 API daemons, webhooks on, 2 workers', String(CONCURRENCY), figures.perSecond.toFixed(0), (figures.perSecond / 3).toFixed(0), `${figures.medianMs.toFixed(1)} / ${figures.p99Ms.toFixed(1)}`, `${received} delivered meanwhile, the rest ${drainSeconds.toFixed(1)} s after`])
+    rows.push([
+      'creates via HAProxy, 3 API daemons, webhooks on, 2 workers',
+      String(CONCURRENCY),
+      figures.perSecond.toFixed(0),
+      (figures.perSecond / 3).toFixed(0),
+      `${figures.medianMs.toFixed(1)} / ${figures.p99Ms.toFixed(1)}`,
+      `${received} delivered meanwhile, the rest ${drainSeconds.toFixed(1)} s after`,
+    ])
     await balancer.stop()
   }
 
@@ -200,14 +240,24 @@ try {
     let seconds = 0
     workers = []
     cpu.push(
-      `backlog drained by ${count} worker(s): ${await cpuOver(() => ({apis: [], workers, balancer: null}), async () => {
-        const started = performance.now()
-        workers = await Promise.all(Array.from({length: count}, () => spawnDaemon(workerEnv, 'worker')))
-        await drained(120_000)
-        seconds = (performance.now() - started) / 1000
-      })}`,
+      `backlog drained by ${count} worker(s): ${await cpuOver(
+        () => ({apis: [], workers, balancer: null}),
+        async () => {
+          const started = performance.now()
+          workers = await Promise.all(Array.from({length: count}, () => spawnDaemon(workerEnv, 'worker')))
+          await drained(120_000)
+          seconds = (performance.now() - started) / 1000
+        },
+      )}`,
     )
-    rows.push([`backlog of ${backlog} drained by ${count} worker(s) (start-up included)`, '', '', '', '', `${(backlog / seconds).toFixed(0)} deliveries/s, ${(backlog / seconds / count).toFixed(0)} per worker`])
+    rows.push([
+      `backlog of ${backlog} drained by ${count} worker(s) (start-up included)`,
+      '',
+      '',
+      '',
+      '',
+      `${(backlog / seconds).toFixed(0)} deliveries/s, ${(backlog / seconds / count).toFixed(0)} per worker`,
+    ])
   }
   await Promise.all(workers.map((worker) => worker.stop()))
 } finally {
@@ -221,9 +271,16 @@ try {
   fs.rmSync(dir, {recursive: true, force: true})
 }
 
-console.log(`Topology capacity on this machine (${os.cpus().length} cores, everything on it): ${CREATES} creates per measure from ${CONCURRENCY} keep-alive connections`)
+console.log(
+  `Topology capacity on this machine (${os.cpus().length} cores, everything on it): ${CREATES} creates per measure from ${CONCURRENCY} keep-alive connections`,
+)
 console.log('measure | concurrency | creates/s | per API daemon | p50 / p99 ms | notes')
 for (const row of rows) console.log(row.join(' | '))
-console.log(`API creates against the floor: ${rows.slice(1, 4).map((row) => `${row[0]!.split(',').slice(1).join(',').trim()}: ${((Number(row[2]) / floorRate) * 100).toFixed(0)}%`).join('; ')}`)
+console.log(
+  `API creates against the floor: ${rows
+    .slice(1, 4)
+    .map((row) => `${row[0]!.split(',').slice(1).join(',').trim()}: ${((Number(row[2]) / floorRate) * 100).toFixed(0)}%`)
+    .join('; ')}`,
+)
 console.log('CPU seconds by part:')
 for (const line of cpu) console.log(`  ${line}`)

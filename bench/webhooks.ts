@@ -27,28 +27,37 @@ const MASTER_KEY = 'cd'.repeat(32)
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
 if (!mysqlUrl || !redisUrl) throw new Error('set LEADS_BENCH_MYSQL_URL and LEADS_BENCH_REDIS_URL')
-const env = {LEADS_DATABASE_URL: mysqlUrl, LEADS_REDIS_URL: redisUrl, LEADS_MASTER_KEY: MASTER_KEY, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost', LEADS_LOG_LEVEL: 'silent'}
+const env = {
+  LEADS_DATABASE_URL: mysqlUrl,
+  LEADS_REDIS_URL: redisUrl,
+  LEADS_MASTER_KEY: MASTER_KEY,
+  LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost',
+  LEADS_LOG_LEVEL: 'silent',
+}
 
 // The receiver: records when each lead's first delivery arrives, and when the drain's first and last did.
 const arrivals = new Map<string, number>()
 let received = 0
 const drain = {counting: false, first: 0, last: 0}
 const tls = path.join(ROOT, 'test/fixtures/tls')
-const receiver = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
-  const chunks: Buffer[] = []
-  request.on('data', (chunk: Buffer) => chunks.push(chunk))
-  request.on('end', () => {
-    const at = performance.now()
-    received += 1
-    if (drain.counting) {
-      drain.first ||= at
-      drain.last = at
-    }
-    const leadId = (JSON.parse(Buffer.concat(chunks).toString()) as {lead: {id: string}}).lead.id
-    if (!arrivals.has(leadId)) arrivals.set(leadId, at)
-    response.writeHead(200).end('ok')
-  })
-})
+const receiver = https.createServer(
+  {key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))},
+  (request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const at = performance.now()
+      received += 1
+      if (drain.counting) {
+        drain.first ||= at
+        drain.last = at
+      }
+      const leadId = (JSON.parse(Buffer.concat(chunks).toString()) as {lead: {id: string}}).lead.id
+      if (!arrivals.has(leadId)) arrivals.set(leadId, at)
+      response.writeHead(200).end('ok')
+    })
+  },
+)
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const hookUrl = `https://localhost:${(receiver.address() as AddressInfo).port}/hook`
 
@@ -57,11 +66,15 @@ const agent = new http.Agent({keepAlive: true})
 function post(url: string, headers: Record<string, string>, body: unknown): Promise<{status: number; text: string}> {
   const payload = JSON.stringify(body)
   return new Promise((resolve, reject) => {
-    const request = http.request(url, {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}}, (response) => {
-      let text = ''
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()))
-      response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
-    })
+    const request = http.request(
+      url,
+      {method: 'POST', agent, headers: {...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload)}},
+      (response) => {
+        let text = ''
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        response.on('end', () => resolve({status: response.statusCode ?? 0, text}))
+      },
+    )
     request.on('error', reject)
     request.end(payload)
   })
@@ -87,7 +100,10 @@ for (let i = 0; i < LATENCY_SAMPLES; i++) {
   // Polled every turn of the event loop, for sub-millisecond figures; bounded, so a delivery taken
   // elsewhere (another worker on the same Redis and database) ends the run with a reason.
   while (!arrivals.has(leadId)) {
-    if (performance.now() - answeredAt > ARRIVAL_LIMIT_MS) throw new Error(`no attempt for lead ${leadId} within ${ARRIVAL_LIMIT_MS / 1000} s of its 201: is another leads daemon or worker using this database and Redis?`)
+    if (performance.now() - answeredAt > ARRIVAL_LIMIT_MS)
+      throw new Error(
+        `no attempt for lead ${leadId} within ${ARRIVAL_LIMIT_MS / 1000} s of its 201: is another leads daemon or worker using this database and Redis?`,
+      )
     await new Promise((resolve) => setImmediate(resolve))
   }
   latencies.push(arrivals.get(leadId)! - answeredAt)
@@ -114,7 +130,10 @@ const started = performance.now()
 // LEADS_BENCH_PROFILE=<dir> writes a CPU profile of the worker, as bench/daemon-process.ts does of the daemon.
 const profileDir = process.env['LEADS_BENCH_PROFILE']
 const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
-const worker = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/run.js'), 'daemon', '--role', 'worker'], {env: {...process.env, ...env, LEADS_PORT: '0'}, stdio: 'inherit'})
+const worker = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/run.js'), 'daemon', '--role', 'worker'], {
+  env: {...process.env, ...env, LEADS_PORT: '0'},
+  stdio: 'inherit',
+})
 for (;;) {
   const [row] = (await pendingQuery()) as Array<{n: number | string}>
   if (Number(row?.n) === 0) break
@@ -138,10 +157,14 @@ await Promise.all(
   Array.from({length: 64}, async () => {
     while (bareNext++ < BACKLOG) {
       await new Promise<void>((resolve, reject) => {
-        const request = https.request(hookUrl, {method: 'POST', agent: bareAgent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(sample)}}, (response) => {
-          response.resume()
-          response.on('end', resolve)
-        })
+        const request = https.request(
+          hookUrl,
+          {method: 'POST', agent: bareAgent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(sample)}},
+          (response) => {
+            response.resume()
+            response.on('end', resolve)
+          },
+        )
         request.on('error', reject)
         request.end(sample)
       })
@@ -156,7 +179,13 @@ agent.destroy()
 
 console.log('Webhook delivery on MariaDB + Redis to a local HTTPS receiver answering 200 at once')
 console.log(`201 -> first attempt arrives (${LATENCY_SAMPLES} sequential creates, daemon role all):`)
-console.log(`  p50 ${pct(latencies, 0.5).toFixed(1)} ms   p99 ${pct(latencies, 0.99).toFixed(1)} ms   max ${pct(latencies, 1).toFixed(1)} ms   (bars: p50 < 20, p99 < 100)`)
-console.log(`one worker process draining ${BACKLOG} deliveries: ${seconds.toFixed(2)} s from its spawn to an empty queue, ${(delivered / seconds).toFixed(0)} deliveries/s (bar: >= 1000); ${drainSeconds.toFixed(2)} s from the first delivery to the last, ${((delivered - 1) / drainSeconds).toFixed(0)}/s`)
-console.log(`bare keep-alive HTTPS client, ${BACKLOG} posts to the same receiver, 64 at once: ${bareSeconds.toFixed(2)} s, ${(BACKLOG / bareSeconds).toFixed(0)} posts/s; worker/bare ${((100 * delivered) / seconds / (BACKLOG / bareSeconds)).toFixed(0)}%`)
+console.log(
+  `  p50 ${pct(latencies, 0.5).toFixed(1)} ms   p99 ${pct(latencies, 0.99).toFixed(1)} ms   max ${pct(latencies, 1).toFixed(1)} ms   (bars: p50 < 20, p99 < 100)`,
+)
+console.log(
+  `one worker process draining ${BACKLOG} deliveries: ${seconds.toFixed(2)} s from its spawn to an empty queue, ${(delivered / seconds).toFixed(0)} deliveries/s (bar: >= 1000); ${drainSeconds.toFixed(2)} s from the first delivery to the last, ${((delivered - 1) / drainSeconds).toFixed(0)}/s`,
+)
+console.log(
+  `bare keep-alive HTTPS client, ${BACKLOG} posts to the same receiver, 64 at once: ${bareSeconds.toFixed(2)} s, ${(BACKLOG / bareSeconds).toFixed(0)} posts/s; worker/bare ${((100 * delivered) / seconds / (BACKLOG / bareSeconds)).toFixed(0)}%`,
+)
 console.log(stealReport(cpuAtStart, cpuAtEnd))

@@ -37,7 +37,7 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     state: Flags.string({description: 'state file; default: one per base URL and customer in the CLI data directory', exclusive: ['no-state']}),
     'no-state': Flags.boolean({description: 'neither read nor save a position: pull from --since (or everything) once'}),
     reset: Flags.boolean({description: 'forget the saved position and start over (from --since, or everything)', exclusive: ['no-state']}),
-    'custom-fields': Flags.boolean({description: 'include each lead\'s custom_fields', default: true, allowNo: true}),
+    'custom-fields': Flags.boolean({description: "include each lead's custom_fields", default: true, allowNo: true}),
     format: Flags.string({description: 'output format', options: [...PULL_FORMATS], default: 'ndjson'}),
     'page-size': Flags.integer({description: 'leads per request', default: 100, min: 1, max: 100}),
   }

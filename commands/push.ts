@@ -14,10 +14,7 @@ export default class Push extends BaseCommand {
 CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean. Empty cells are left out. NDJSON has one lead object per line, in the API's shape.
 
 Reaches the API with --base-url, --token (scope public_api:leads:write) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Exits 1 when any row failed.`
-  static override examples = [
-    '<%= config.bin %> push leads.csv',
-    '<%= config.bin %> push leads.ndjson --on-duplicate skip --dry-run',
-  ]
+  static override examples = ['<%= config.bin %> push leads.csv', '<%= config.bin %> push leads.ndjson --on-duplicate skip --dry-run']
   static override args = {
     file: Args.string({description: 'CSV or NDJSON file', required: true}),
   }

@@ -46,7 +46,10 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     ...serviceOptions,
   })
   if (config.webhookAllowHosts.length > 0) {
-    logger.warn({hosts: config.webhookAllowHosts}, 'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests')
+    logger.warn(
+      {hosts: config.webhookAllowHosts},
+      'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests',
+    )
   }
 
   const every = everyFactory(logger)
@@ -123,13 +126,16 @@ export function stopOnSignals(daemon: RunningDaemon, logger: Logger): Promise<vo
       force.unref()
       process.once('SIGTERM', () => process.exit(1))
       process.once('SIGINT', () => process.exit(1))
-      daemon.stop().then(() => {
-        logger.info('stopped')
-        resolve()
-      }, (error: Error) => {
-        logger.error({err: error}, 'shutdown failed')
-        process.exit(1)
-      })
+      daemon.stop().then(
+        () => {
+          logger.info('stopped')
+          resolve()
+        },
+        (error: Error) => {
+          logger.error({err: error}, 'shutdown failed')
+          process.exit(1)
+        },
+      )
     }
     process.on('SIGTERM', onSignal)
     process.on('SIGINT', onSignal)

@@ -29,12 +29,14 @@ interface VarcharColumn {
 
 export async function up(knex: Knex): Promise<void> {
   if (knex.client.config.client !== 'mysql2') return
-  await modify(knex, (await identityColumns(knex)), 'utf8mb4_bin')
+  await modify(knex, await identityColumns(knex), 'utf8mb4_bin')
 }
 
 export async function down(knex: Knex): Promise<void> {
   if (knex.client.config.client !== 'mysql2') return
-  const [[schema]] = (await knex.raw('SELECT DEFAULT_COLLATION_NAME AS collation FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = DATABASE()')) as [Array<{collation: string}>]
+  const [[schema]] = (await knex.raw('SELECT DEFAULT_COLLATION_NAME AS collation FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = DATABASE()')) as [
+    Array<{collation: string}>,
+  ]
   await modify(knex, await identityColumns(knex), schema!.collation)
 }
 

@@ -41,6 +41,7 @@ export async function down(knex: Knex): Promise<void> {
     t.dropIndex(['webhook_id', 'status', 'next_attempt_at'])
   })
   await knex.schema.alterTable('webhooks', (t) => {
-    for (const column of ['max_in_flight', 'breaker_state', 'breaker_until', 'breaker_opened_at', 'previous_secret_ciphertext', 'secret_rotated_at']) t.dropColumn(column)
+    for (const column of ['max_in_flight', 'breaker_state', 'breaker_until', 'breaker_opened_at', 'previous_secret_ciphertext', 'secret_rotated_at'])
+      t.dropColumn(column)
   })
 }

@@ -112,7 +112,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await readPacketLimit(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
-    if (config.redis && (options.connectRedis ?? true)) redis = await connectRedis(config.redis, {logger: options.logger, whenUnreachable: options.redisUnreachable})
+    if (config.redis && (options.connectRedis ?? true))
+      redis = await connectRedis(config.redis, {logger: options.logger, whenUnreachable: options.redisUnreachable})
   } catch (error) {
     await db.destroy()
     throw error
@@ -127,8 +128,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const deliveriesStore = new DeliveriesStore(db)
   const eventsStore = new EventsStore(db)
   const consumer = `${os.hostname()}:${process.pid}`
-  const queue: DispatchQueue = redis ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger) : new MemoryQueue()
-  const inFlight: InFlightSlots = redis ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), new DatabaseInFlightSlots(db)) : new DatabaseInFlightSlots(db)
+  const queue: DispatchQueue = redis
+    ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger)
+    : new MemoryQueue()
+  const inFlight: InFlightSlots = redis
+    ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), new DatabaseInFlightSlots(db))
+    : new DatabaseInFlightSlots(db)
   const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
   const idempotencyStore = new IdempotencyStore(db)
   const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
@@ -186,7 +191,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
         () => true,
         (error: Error) => (reasons.push(`database unreachable: ${(error as {code?: string}).code ?? 'no answer'}`), false),
       )
-      const redisUp = redis ? await redis.ping().then(() => true, () => (reasons.push('redis unreachable: rate limits are per daemon and deliveries are dispatched by the sweeper'), false)) : null
+      const redisUp = redis
+        ? await redis.ping().then(
+            () => true,
+            () => (reasons.push('redis unreachable: rate limits are per daemon and deliveries are dispatched by the sweeper'), false),
+          )
+        : null
       const dispatch = dispatchCheck(queue, redis, clock.now(), reasons)
       return {ready: reasons.length === 0, checks: {database, redis: redisUp, dispatch}, reasons}
     },

@@ -112,7 +112,10 @@ export const confirmFlags = {
 /** Where the client commands reach the API; each beats its environment variable, which beats the profile. */
 export const clientFlags = {
   'base-url': Flags.string({description: 'the API, e.g. http://127.0.0.1:8080 (else LEADS_BASE_URL, else the profile)', helpGroup: 'CONNECTION'}),
-  token: Flags.string({description: 'API token (else LEADS_API_TOKEN, else the profile); a flag shows in the process list, prefer those', helpGroup: 'CONNECTION'}),
+  token: Flags.string({
+    description: 'API token (else LEADS_API_TOKEN, else the profile); a flag shows in the process list, prefer those',
+    helpGroup: 'CONNECTION',
+  }),
   customer: Flags.string({description: 'customer id the token is locked to (else LEADS_CUSTOMER_ID, else the profile)', helpGroup: 'CONNECTION'}),
   profile: Flags.string({description: 'settings profile kept by `leads config set` (default: default)', default: DEFAULT_PROFILE, helpGroup: 'CONNECTION'}),
 }

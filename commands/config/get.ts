@@ -18,7 +18,8 @@ export default class ConfigGet extends BaseCommand {
     const {args, flags} = await this.parse(ConfigGet)
     const name = args.name as SettingName
     const value = ProfileStore.in(this.config.configDir).get(flags.profile)[name]
-    if (value === undefined) throw new AppError('invalid_request_error', 404, `${name} is not set in profile ${flags.profile}`, `set it with \`leads config set ${name} …\``)
+    if (value === undefined)
+      throw new AppError('invalid_request_error', 404, `${name} is not set in profile ${flags.profile}`, `set it with \`leads config set ${name} …\``)
     this.log(shownSetting(name, value))
     return {profile: flags.profile, name, value: shownSetting(name, value)}
   }

@@ -10,10 +10,7 @@ interface CustomerOutput {
 
 export default class CustomersList extends BaseCommand {
   static override description = 'List customers'
-  static override examples = [
-    '<%= config.bin %> customers list',
-    '<%= config.bin %> customers list --json | jq -r \'.customers[].id\'',
-  ]
+  static override examples = ['<%= config.bin %> customers list', "<%= config.bin %> customers list --json | jq -r '.customers[].id'"]
 
   static override flags = {...tableFlags}
 

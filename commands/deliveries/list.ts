@@ -7,7 +7,8 @@ import {type DeliveryReport, deliveryReport, stateOf} from '../../src/webhooks/w
 import {DELIVERY_COLUMNS} from '../_shared/webhook-output.js'
 
 export default class DeliveriesList extends BaseCommand {
-  static override description = 'List recent webhook deliveries, newest first, each with its status and where it stands (waiting, held, backing_off, delivering, or how it ended)'
+  static override description =
+    'List recent webhook deliveries, newest first, each with its status and where it stands (waiting, held, backing_off, delivering, or how it ended)'
   static override examples = [
     '<%= config.bin %> deliveries list --webhook wh_3b1f0c2d9e8a --status failed',
     '<%= config.bin %> deliveries list --limit 100 --columns id,status,last-error',
@@ -22,11 +23,14 @@ export default class DeliveriesList extends BaseCommand {
   async run(): Promise<{deliveries: DeliveryReport[]}> {
     const {flags} = await this.parse(DeliveriesList)
     // Redis too: it holds which deliveries are on the wire, part of each one's state.
-    const deliveries = await this.withServices(async (services) => {
-      const found = await services.deliveries.list({webhookId: flags.webhook, status: flags.status, limit: flags.limit})
-      const states = await services.deliveries.states(found)
-      return found.map((delivery) => deliveryReport(delivery, stateOf(states, delivery)))
-    }, {redis: true})
+    const deliveries = await this.withServices(
+      async (services) => {
+        const found = await services.deliveries.list({webhookId: flags.webhook, status: flags.status, limit: flags.limit})
+        const states = await services.deliveries.states(found)
+        return found.map((delivery) => deliveryReport(delivery, stateOf(states, delivery)))
+      },
+      {redis: true},
+    )
     if (!this.jsonEnabled()) await renderTable(DELIVERY_COLUMNS, deliveries, 'No deliveries.', this.tableDisplay(flags))
     return {deliveries}
   }

@@ -5,8 +5,7 @@ import {ValidationError} from '../../src/shared/errors.js'
 import {BaseCommand, confirmFlags} from '../_shared/base-command.js'
 
 export default class DeliveriesRedeliver extends BaseCommand {
-  static override description =
-    'Queue deliveries again: the same X-Service-Delivery, fresh attempts and signatures. Give ids, or --webhook with --failed'
+  static override description = 'Queue deliveries again: the same X-Service-Delivery, fresh attempts and signatures. Give ids, or --webhook with --failed'
   static override strict = false
   static override examples = [
     '<%= config.bin %> deliveries redeliver 0f8c... 7a1d...',

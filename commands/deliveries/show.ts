@@ -18,19 +18,25 @@ export default class DeliveriesShow extends BaseCommand {
   async run(): Promise<DeliveryDetailReport> {
     const {args} = await this.parse(DeliveriesShow)
     // Redis too: it holds which deliveries are on the wire, part of the state.
-    const delivery = await this.withServices(async (services) => {
-      const {delivery: found, event} = await services.deliveries.detail(args.deliveryId)
-      const states = await services.deliveries.states([found])
-      // A deleted webhook's deliveries are cancelled: nothing is scheduled any more.
-      const scheduling = await services.deliveries.scheduling(found.webhookId).catch((error: unknown) => {
-        if (error instanceof NotFoundError) return null
-        throw error
-      })
-      return deliveryDetailReport(found, stateOf(states, found), event, scheduling)
-    }, {redis: true})
+    const delivery = await this.withServices(
+      async (services) => {
+        const {delivery: found, event} = await services.deliveries.detail(args.deliveryId)
+        const states = await services.deliveries.states([found])
+        // A deleted webhook's deliveries are cancelled: nothing is scheduled any more.
+        const scheduling = await services.deliveries.scheduling(found.webhookId).catch((error: unknown) => {
+          if (error instanceof NotFoundError) return null
+          throw error
+        })
+        return deliveryDetailReport(found, stateOf(states, found), event, scheduling)
+      },
+      {redis: true},
+    )
     if (this.jsonEnabled()) return delivery
     // Errors and answers come from the receiver.
-    const shown = inert({...delivery, attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null}))})
+    const shown = inert({
+      ...delivery,
+      attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null})),
+    })
     this.log(`${shown.id}  ${shown.status}  webhook ${shown.webhook_id}  created ${shown.created_at}`)
     this.log(`state:        ${stateLine(shown.state, shown.next_attempt_at)}`)
     this.log(`webhook:      ${shown.webhook_scheduling ? schedulingLine(shown.webhook_scheduling) : 'deleted'}`)

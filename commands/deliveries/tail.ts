@@ -19,7 +19,7 @@ On a terminal a live view keeps the counters (deliveries queued, succeeded and f
     '<%= config.bin %> deliveries tail',
     '<%= config.bin %> deliveries tail --webhook wh_3b1f0c2d9e8a',
     '<%= config.bin %> deliveries tail --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 | grep final',
-    "<%= config.bin %> deliveries tail --json | jq -c 'select(.state == \"held\")'",
+    '<%= config.bin %> deliveries tail --json | jq -c \'select(.state == "held")\'',
   ]
   // A stream with no end: --json is a line of its own per entry (NDJSON), not one value at the end.
   static override enableJsonFlag = false
@@ -42,23 +42,26 @@ On a terminal a live view keeps the counters (deliveries queued, succeeded and f
     process.on('SIGINT', interrupt)
     process.on('SIGTERM', interrupt)
     try {
-      await this.withServices(async (services) => {
-        if (flags.webhook !== undefined) await services.webhooks.getById(flags.webhook)
-        const tail = services.deliveries.tail({webhookId: flags.webhook, customerId: flags.customer}, Date.now())
-        const following = terminalSafe(flags.webhook ? `webhook ${flags.webhook}` : flags.customer ? `customer ${flags.customer}` : 'every webhook')
-        const view = process.stdout.isTTY && !flags.json ? await renderDeliveryTail(following, flags.rows) : null
-        const line = flags.json ? jsonLine : tsvLine
-        try {
-          while (!stop.signal.aborted) {
-            const entries = await tail.poll()
-            if (view) view.show(entries)
-            else for (const entry of entries) process.stdout.write(`${line(entry)}\n`)
-            await delay(intervalMs, undefined, {signal: stop.signal}).catch(() => undefined)
+      await this.withServices(
+        async (services) => {
+          if (flags.webhook !== undefined) await services.webhooks.getById(flags.webhook)
+          const tail = services.deliveries.tail({webhookId: flags.webhook, customerId: flags.customer}, Date.now())
+          const following = terminalSafe(flags.webhook ? `webhook ${flags.webhook}` : flags.customer ? `customer ${flags.customer}` : 'every webhook')
+          const view = process.stdout.isTTY && !flags.json ? await renderDeliveryTail(following, flags.rows) : null
+          const line = flags.json ? jsonLine : tsvLine
+          try {
+            while (!stop.signal.aborted) {
+              const entries = await tail.poll()
+              if (view) view.show(entries)
+              else for (const entry of entries) process.stdout.write(`${line(entry)}\n`)
+              await delay(intervalMs, undefined, {signal: stop.signal}).catch(() => undefined)
+            }
+          } finally {
+            view?.done()
           }
-        } finally {
-          view?.done()
-        }
-      }, {redis: true})
+        },
+        {redis: true},
+      )
     } finally {
       process.off('SIGINT', interrupt)
       process.off('SIGTERM', interrupt)

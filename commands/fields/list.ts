@@ -4,9 +4,7 @@ import {FIELD_COLUMNS, type FieldOutput, fieldOutput} from '../_shared/setup-out
 
 export default class FieldsList extends BaseCommand {
   static override description = "List a customer's custom-field definitions"
-  static override examples = [
-    '<%= config.bin %> fields list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21',
-  ]
+  static override examples = ['<%= config.bin %> fields list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21']
   static override flags = {customer: sharedFlags.customer, ...tableFlags}
 
   async run(): Promise<{fields: FieldOutput[]}> {

@@ -3,8 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand, confirmFlags, sharedFlags} from '../_shared/base-command.js'
 
 export default class FieldsRemove extends BaseCommand {
-  static override description =
-    'Remove a custom-field definition; values already on leads are kept and reported as unknown on later pushes'
+  static override description = 'Remove a custom-field definition; values already on leads are kept and reported as unknown on later pushes'
   static override flags = {
     customer: sharedFlags.customer,
     slug: Flags.string({description: 'slug of the field to remove', required: true}),

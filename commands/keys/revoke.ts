@@ -5,7 +5,10 @@ import {type KeyOutput, keyOutput} from '../_shared/key-output.js'
 
 export default class KeysRevoke extends BaseCommand {
   static override description = 'Revoke a key; every daemon refuses it within 5 seconds'
-  static override examples = ['<%= config.bin %> keys revoke 0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f', '<%= config.bin %> keys revoke 0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f --yes']
+  static override examples = [
+    '<%= config.bin %> keys revoke 0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f',
+    '<%= config.bin %> keys revoke 0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f --yes',
+  ]
   static override args = {
     keyId: Args.string({description: 'key id (UUID)', required: true}),
   }

@@ -7,8 +7,7 @@ import {BaseCommand} from '../_shared/base-command.js'
 import {type KeyOutput, keyOutput} from '../_shared/key-output.js'
 
 export default class KeysRotate extends BaseCommand {
-  static override description =
-    'Mint a new token for a key (same id, customer and scopes); the old token stops at once, or after --grace'
+  static override description = 'Mint a new token for a key (same id, customer and scopes); the old token stops at once, or after --grace'
   static override examples = ['<%= config.bin %> keys rotate 2b6e... --grace 1h']
   static override args = {
     keyId: Args.string({description: 'key id (UUID)', required: true}),

@@ -4,7 +4,7 @@ import {BaseCommand} from '../_shared/base-command.js'
 
 export default class MaintenanceRecount extends BaseCommand {
   static override description = [
-    'Rebuild the kept lead counts behind the list API\'s total from the leads themselves',
+    "Rebuild the kept lead counts behind the list API's total from the leads themselves",
     '',
     'Every write keeps the counts in step; run this after data was written around the service',
     '(a restore, leads seeded straight into the database) or when a total looks wrong. Writes of',

@@ -12,12 +12,15 @@ export default class RatelimitShow extends BaseCommand {
   async run(): Promise<LimitsOutput> {
     const {flags} = await this.parse(RatelimitShow)
     const scope = scopeOf(flags)
-    const output = await this.withServices(async (services) => {
-      const view = await services.rateLimits.show(scope)
-      // Without Redis the counters live in the daemon's memory, out of this process's reach.
-      const usage = scope.type === 'key' && services.redis ? await services.limiter.usage(scope.id) : undefined
-      return limitsOutput(view, usage)
-    }, {redis: true})
+    const output = await this.withServices(
+      async (services) => {
+        const view = await services.rateLimits.show(scope)
+        // Without Redis the counters live in the daemon's memory, out of this process's reach.
+        const usage = scope.type === 'key' && services.redis ? await services.limiter.usage(scope.id) : undefined
+        return limitsOutput(view, usage)
+      },
+      {redis: true},
+    )
     this.log(formatLimits(output))
     return output
   }

@@ -4,9 +4,7 @@ import {STAGE_COLUMNS, type StageOutput, stageOutput} from '../_shared/setup-out
 
 export default class StagesList extends BaseCommand {
   static override description = "List a customer's pipeline stages in order"
-  static override examples = [
-    '<%= config.bin %> stages list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21',
-  ]
+  static override examples = ['<%= config.bin %> stages list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21']
   static override flags = {customer: sharedFlags.customer, ...tableFlags}
 
   async run(): Promise<{stages: StageOutput[]}> {

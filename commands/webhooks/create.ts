@@ -6,8 +6,7 @@ import {EVENT_TYPES} from '../../src/webhooks/webhook-types.js'
 import {BaseCommand, sharedFlags} from '../_shared/base-command.js'
 
 export default class WebhooksCreate extends BaseCommand {
-  static override description =
-    'Register a webhook for a customer, as the customer would with POST /lead-webhooks; the signing secret is shown once'
+  static override description = 'Register a webhook for a customer, as the customer would with POST /lead-webhooks; the signing secret is shown once'
   static override examples = [
     '<%= config.bin %> webhooks create --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --url https://crm.example.com/hooks/leads',
     '<%= config.bin %> webhooks create --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --url https://crm.example.com/hooks/leads --timeout-seconds 5 --retry-attempts 3 --description "CRM sync" --json',
@@ -33,7 +32,17 @@ export default class WebhooksCreate extends BaseCommand {
     const created = await this.withServices((services) => services.webhooks.create(flags.customer, body))
     const output = {webhook: webhookReport(created.webhook), secret: created.secret as string}
     if (!this.jsonEnabled()) {
-      await renderSecretOnce({title: 'Webhook signing secret', secret: output.secret, details: [['webhook id', output.webhook.id], ['url', output.webhook.url]]}, this.interactive)
+      await renderSecretOnce(
+        {
+          title: 'Webhook signing secret',
+          secret: output.secret,
+          details: [
+            ['webhook id', output.webhook.id],
+            ['url', output.webhook.url],
+          ],
+        },
+        this.interactive,
+      )
     }
     return output
   }

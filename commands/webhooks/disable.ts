@@ -5,9 +5,7 @@ import {type WebhookReport, webhookReport} from '../../src/webhooks/webhook-repo
 
 export default class WebhooksDisable extends BaseCommand {
   static override description = 'Turn a webhook off; new events are not delivered and pending deliveries are cancelled when picked up'
-  static override examples = [
-    '<%= config.bin %> webhooks disable wh_3b1f0c2d9e8a',
-  ]
+  static override examples = ['<%= config.bin %> webhooks disable wh_3b1f0c2d9e8a']
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
 
   async run(): Promise<WebhookReport> {

@@ -5,9 +5,7 @@ import {type WebhookReport, webhookReport} from '../../src/webhooks/webhook-repo
 
 export default class WebhooksEnable extends BaseCommand {
   static override description = 'Turn a webhook on again; new events are delivered to it'
-  static override examples = [
-    '<%= config.bin %> webhooks enable wh_3b1f0c2d9e8a',
-  ]
+  static override examples = ['<%= config.bin %> webhooks enable wh_3b1f0c2d9e8a']
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
 
   async run(): Promise<WebhookReport> {

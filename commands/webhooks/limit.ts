@@ -6,7 +6,10 @@ import {BaseCommand} from '../_shared/base-command.js'
 
 export default class WebhooksLimit extends BaseCommand {
   static override description = `Cap how many of a webhook's deliveries are in flight at once (1 to ${MAX_IN_FLIGHT_LIMIT}; default ${DEFAULT_MAX_IN_FLIGHT}), or --reset it to the default`
-  static override examples = ['<%= config.bin %> webhooks limit wh_3b1f0c2d9e8a --max-in-flight 2', '<%= config.bin %> webhooks limit wh_3b1f0c2d9e8a --reset --json']
+  static override examples = [
+    '<%= config.bin %> webhooks limit wh_3b1f0c2d9e8a --max-in-flight 2',
+    '<%= config.bin %> webhooks limit wh_3b1f0c2d9e8a --reset --json',
+  ]
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
   static override flags = {
     // Bounds are checked by the service, so an out-of-range value gets its one-line error and hint.

@@ -22,7 +22,10 @@ export default class WebhooksRecover extends BaseCommand {
   ]
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
   static override flags = {
-    since: Flags.string({description: 'failed deliveries created at or after this: an ISO-8601 time, or a duration ago (30m, 2h, 1d); at most 7d', required: true}),
+    since: Flags.string({
+      description: 'failed deliveries created at or after this: an ISO-8601 time, or a duration ago (30m, 2h, 1d); at most 7d',
+      required: true,
+    }),
     ...confirmFlags,
   }
 
@@ -40,7 +43,9 @@ export default class WebhooksRecover extends BaseCommand {
       },
       {redis: true},
     )
-    this.log(`Queued ${queued} failed deliver${queued === 1 ? 'y' : 'ies'} of ${webhook.id} created since ${isoTime(since)} again; a running daemon sends them within a few seconds.`)
+    this.log(
+      `Queued ${queued} failed deliver${queued === 1 ? 'y' : 'ies'} of ${webhook.id} created since ${isoTime(since)} again; a running daemon sends them within a few seconds.`,
+    )
     return {webhook_id: webhook.id, customer_id: webhook.customerId, since: isoTime(since), queued}
   }
 }

@@ -8,7 +8,10 @@ import {BaseCommand, confirmFlags} from '../_shared/base-command.js'
 export default class WebhooksRotateSecret extends BaseCommand {
   static override description =
     'Mint a new signing secret for a webhook (as PATCH rotate_secret); for 24 h every delivery is also signed with the old one (X-Service-Signature-Previous), so the receiver can switch to the new one in that time'
-  static override examples = ['<%= config.bin %> webhooks rotate-secret wh_3b1f0c2d9e8a', '<%= config.bin %> webhooks rotate-secret wh_3b1f0c2d9e8a --yes --json']
+  static override examples = [
+    '<%= config.bin %> webhooks rotate-secret wh_3b1f0c2d9e8a',
+    '<%= config.bin %> webhooks rotate-secret wh_3b1f0c2d9e8a --yes --json',
+  ]
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
   static override flags = {...confirmFlags}
 
@@ -19,7 +22,11 @@ export default class WebhooksRotateSecret extends BaseCommand {
       flags.yes,
     )
     const rotated = await this.withServices((services) => services.webhooks.rotateSecretById(args.webhookId))
-    const output = {webhook: webhookReport(rotated.webhook), secret: rotated.secret as string, previous_secret_until: isoTime(rotated.previousSecretUntil as number)}
+    const output = {
+      webhook: webhookReport(rotated.webhook),
+      secret: rotated.secret as string,
+      previous_secret_until: isoTime(rotated.previousSecretUntil as number),
+    }
     if (!this.jsonEnabled()) {
       const details: Array<[string, string]> = [
         ['webhook id', output.webhook.id],

@@ -39,7 +39,13 @@ export default class WebhooksTest extends BaseCommand {
     const delivered = output.status_code !== null && output.status_code >= 200 && output.status_code < 300
     if (!delivered) {
       if (this.jsonEnabled()) process.exitCode = 1
-      else throw new AppError('invalid_request_error', 400, `the receiver did not acknowledge the test event (${answer})`, 'it must answer 2xx; see the answer above')
+      else
+        throw new AppError(
+          'invalid_request_error',
+          400,
+          `the receiver did not acknowledge the test event (${answer})`,
+          'it must answer 2xx; see the answer above',
+        )
     }
     return output
   }

@@ -121,7 +121,12 @@ export class LeadsApiClient {
         maxTimeout: 0,
         onFailedAttempt: async ({error, attemptNumber}) => {
           if (!this.reached && error instanceof RetryableError && attemptNumber > UNREACHED_RETRIES) {
-            throw new AppError('api_error', 503, error.message, `is the daemon running at ${this.options.baseUrl}? Start it with \`leads daemon\`, or set LEADS_BASE_URL`)
+            throw new AppError(
+              'api_error',
+              503,
+              error.message,
+              `is the daemon running at ${this.options.baseUrl}? Start it with \`leads daemon\`, or set LEADS_BASE_URL`,
+            )
           }
           if (!(error instanceof RetryableError)) return
           // The client waits itself (p-retry's own delay is 0) so the views can count every wait down.

@@ -43,7 +43,12 @@ export function resolveClientSettings(flags: Profile, env: Config['client'], pro
 export function requireClientSettings(settings: ClientSettings): {baseUrl: string; apiToken: string; customerId: string} {
   const missing = (name: SettingName) => {
     const {flag, variable, example} = SOURCES[name]
-    return new AppError('invalid_request_error', 400, `no ${name === 'base-url' ? 'API base URL' : name === 'token' ? 'API token' : 'customer id'} given (${example})`, `pass ${flag}, set ${variable}, or keep it in a profile: leads config set ${name} …`)
+    return new AppError(
+      'invalid_request_error',
+      400,
+      `no ${name === 'base-url' ? 'API base URL' : name === 'token' ? 'API token' : 'customer id'} given (${example})`,
+      `pass ${flag}, set ${variable}, or keep it in a profile: leads config set ${name} …`,
+    )
   }
   if (settings.baseUrl === null) throw missing('base-url')
   if (settings.apiToken === null) throw missing('token')
@@ -113,7 +118,11 @@ export class ProfileStore {
   get(name: string): Profile {
     const profile = this.all()[name]
     if (profile === undefined && name !== DEFAULT_PROFILE) {
-      throw new ValidationError(`no profile "${name}"; profiles: ${Object.keys(this.all()).join(', ') || 'none yet'}`, 'profile', 'create it with `leads config set NAME VALUE --profile …`')
+      throw new ValidationError(
+        `no profile "${name}"; profiles: ${Object.keys(this.all()).join(', ') || 'none yet'}`,
+        'profile',
+        'create it with `leads config set NAME VALUE --profile …`',
+      )
     }
     return profile ?? {}
   }

@@ -49,7 +49,9 @@ async function* readNdjson(file: string): AsyncGenerator<FileRecord> {
 }
 
 async function* readCsv(file: string): AsyncGenerator<FileRecord> {
-  const parser = fs.createReadStream(file).pipe(parse({bom: true, columns: checkHeader, skip_empty_lines: true, trim: true, info: true, relax_column_count: false}))
+  const parser = fs
+    .createReadStream(file)
+    .pipe(parse({bom: true, columns: checkHeader, skip_empty_lines: true, trim: true, info: true, relax_column_count: false}))
   try {
     for await (const {record, info} of parser as AsyncIterable<{record: Record<string, string>; info: {lines: number}}>) {
       try {

@@ -6,9 +6,27 @@ export const PULL_FORMATS = ['ndjson', 'json', 'csv'] as const
 export type PullFormat = (typeof PULL_FORMATS)[number]
 
 const CSV_COLUMNS = [
-  'id', 'customer_id', 'source_platform', 'source_type', 'status', 'created_at', 'updated_at', 'contact_name', 'contact_phone',
-  'contact_email', 'score', 'qualified', 'stage_id', 'stage_slug', 'stage_name', 'owner_id', 'owner_name', 'owner_role_name',
-  'last_interaction_at', 'interaction_count', 'custom_fields',
+  'id',
+  'customer_id',
+  'source_platform',
+  'source_type',
+  'status',
+  'created_at',
+  'updated_at',
+  'contact_name',
+  'contact_phone',
+  'contact_email',
+  'score',
+  'qualified',
+  'stage_id',
+  'stage_slug',
+  'stage_name',
+  'owner_id',
+  'owner_name',
+  'owner_role_name',
+  'last_interaction_at',
+  'interaction_count',
+  'custom_fields',
 ]
 
 /** The output's reader went away (a closed pipe): the pull stops, saving only what was written. */
@@ -71,9 +89,26 @@ export class LeadWriter {
 
 function csvRow(lead: Lead): unknown[] {
   return [
-    lead.id, lead.customer_id, lead.source_platform, lead.source_type, lead.status, lead.created_at, lead.updated_at,
-    lead.contact_name, lead.contact_phone, lead.contact_email, lead.score, lead.qualified, lead.current_stage.id,
-    lead.current_stage.slug, lead.current_stage.name, lead.owner?.id ?? null, lead.owner?.name ?? null,
-    lead.owner?.role_name ?? null, lead.last_interaction_at, lead.interaction_count, JSON.stringify(lead.custom_fields ?? {}),
+    lead.id,
+    lead.customer_id,
+    lead.source_platform,
+    lead.source_type,
+    lead.status,
+    lead.created_at,
+    lead.updated_at,
+    lead.contact_name,
+    lead.contact_phone,
+    lead.contact_email,
+    lead.score,
+    lead.qualified,
+    lead.current_stage.id,
+    lead.current_stage.slug,
+    lead.current_stage.name,
+    lead.owner?.id ?? null,
+    lead.owner?.name ?? null,
+    lead.owner?.role_name ?? null,
+    lead.last_interaction_at,
+    lead.interaction_count,
+    JSON.stringify(lead.custom_fields ?? {}),
   ].map(neutraliseCsvCell)
 }

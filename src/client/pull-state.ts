@@ -49,7 +49,14 @@ export function loadState(file: string): LoadedState | null {
   // Earlier versions kept a time; the change feed starts there (inclusive), so nothing is missed.
   const since = typeof parsed.updated_since === 'string' ? parsed.updated_since : undefined
   return {
-    state: {version: 2, base_url: parsed.base_url, customer_id: parsed.customer_id, cursor: null, leads_pulled: parsed.leads_pulled ?? 0, saved_at: new Date().toISOString()},
+    state: {
+      version: 2,
+      base_url: parsed.base_url,
+      customer_id: parsed.customer_id,
+      cursor: null,
+      leads_pulled: parsed.leads_pulled ?? 0,
+      saved_at: new Date().toISOString(),
+    },
     ...(since ? {convertedFrom: since} : {}),
   }
 }

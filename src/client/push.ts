@@ -57,7 +57,10 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
     if (waitBeforeNextMs > 0) await sleep(waitBeforeNextMs)
     const body = {leads: chunk.map((row) => row.lead), dry_run: options.dryRun, on_duplicate: options.onDuplicate}
     const {body: response, rateLimit} = await client.bulkCreate(body, randomUUID())
-    collect(response, chunk.map((row) => row.line))
+    collect(
+      response,
+      chunk.map((row) => row.line),
+    )
     waitBeforeNextMs = rateLimit && rateLimit.remaining <= 0 ? rateLimit.resetSeconds * 1000 : 0
     summary.chunks += 1
     chunk = []

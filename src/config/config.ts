@@ -4,9 +4,7 @@ import {ConfigError} from '../shared/errors.js'
 import {TrustedProxies} from '../shared/trusted-proxies.js'
 import {parseRedisConfig, type RedisConfig} from './redis-config.js'
 
-export type DatabaseConfig =
-  | {readonly client: 'sqlite'; readonly filename: string; readonly url: string}
-  | {readonly client: 'mysql'; readonly url: string}
+export type DatabaseConfig = {readonly client: 'sqlite'; readonly filename: string; readonly url: string} | {readonly client: 'mysql'; readonly url: string}
 
 export interface Config {
   readonly database: DatabaseConfig
@@ -70,8 +68,8 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
   LEADS_METRICS: '1 serves Prometheus metrics at GET /metrics',
   LEADS_LOG_LEVEL: `daemon log level: ${LOG_LEVELS.join(', ')} (default info)`,
   LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
-  LEADS_API_TOKEN: 'the client commands\' API token (svc_...)',
-  LEADS_CUSTOMER_ID: 'the client commands\' customer id (UUID)',
+  LEADS_API_TOKEN: "the client commands' API token (svc_...)",
+  LEADS_CUSTOMER_ID: "the client commands' customer id (UUID)",
 }
 
 /**

@@ -23,7 +23,12 @@ export function locateOperatorDatabase(config: Config, cwd: string): Config {
   if (database.client !== 'sqlite' || database.filename === ':memory:') return config
   if (!config.databaseDefaulted) {
     if (!fs.existsSync(database.filename)) {
-      throw new AppError('invalid_request_error', 400, `no database at ${database.filename} (LEADS_DATABASE_URL)`, 'start the daemon once with this setting to create it, or fix the path')
+      throw new AppError(
+        'invalid_request_error',
+        400,
+        `no database at ${database.filename} (LEADS_DATABASE_URL)`,
+        'start the daemon once with this setting to create it, or fix the path',
+      )
     }
     return config
   }
@@ -56,6 +61,11 @@ export function requireKeptMasterKey(config: Config): void {
   if (config.masterKey || config.database.client !== 'sqlite') return
   const file = path.join(config.dataDir, MASTER_KEY_FILE)
   if (!fs.existsSync(file)) {
-    throw new AppError('invalid_request_error', 400, `no master key at ${file} beside the database`, 'set LEADS_MASTER_KEY to the key the daemon uses, or start the daemon once to create it')
+    throw new AppError(
+      'invalid_request_error',
+      400,
+      `no master key at ${file} beside the database`,
+      'set LEADS_MASTER_KEY to the key the daemon uses, or start the daemon once to create it',
+    )
   }
 }

@@ -34,13 +34,15 @@ export function parseRedisConfig(read: (name: RedisVariable) => string | undefin
   const masterName = read('LEADS_REDIS_SENTINEL_MASTER')
 
   const chosen = (['LEADS_REDIS_URL', 'LEADS_REDIS_CLUSTER_NODES', 'LEADS_REDIS_SENTINELS'] as const).filter((name) => read(name) !== undefined)
-  if (chosen.length > 1) throw new ConfigError(chosen[1]!, `cannot be combined with ${chosen[0]}: set one of LEADS_REDIS_URL, LEADS_REDIS_CLUSTER_NODES, LEADS_REDIS_SENTINELS`)
+  if (chosen.length > 1)
+    throw new ConfigError(chosen[1]!, `cannot be combined with ${chosen[0]}: set one of LEADS_REDIS_URL, LEADS_REDIS_CLUSTER_NODES, LEADS_REDIS_SENTINELS`)
   if (masterName !== undefined && sentinels === undefined) throw new ConfigError('LEADS_REDIS_SENTINEL_MASTER', 'is set without LEADS_REDIS_SENTINELS')
 
   if (url !== undefined) return {mode: 'single', url: parseRedisUrl(url)}
   if (clusterNodes !== undefined) return {mode: 'cluster', ...parseNodeList(clusterNodes, 'LEADS_REDIS_CLUSTER_NODES')}
   if (sentinels !== undefined) {
-    if (masterName === undefined) throw new ConfigError('LEADS_REDIS_SENTINEL_MASTER', 'is required with LEADS_REDIS_SENTINELS: the master name the sentinels monitor (e.g. mymaster)')
+    if (masterName === undefined)
+      throw new ConfigError('LEADS_REDIS_SENTINEL_MASTER', 'is required with LEADS_REDIS_SENTINELS: the master name the sentinels monitor (e.g. mymaster)')
     const {nodes, ...security} = parseNodeList(sentinels, 'LEADS_REDIS_SENTINELS')
     return {mode: 'sentinel', sentinels: nodes, masterName, ...security}
   }
@@ -73,7 +75,10 @@ function parseRedisUrl(raw: string): string {
  * addresses of nodes it discovers, with no credentials of their own), so they must agree.
  */
 function parseNodeList(raw: string, variable: RedisVariable): {nodes: RedisNode[]} & RedisNodeSecurity {
-  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean)
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
   if (entries.length === 0) throw new ConfigError(variable, `names no node; expected ${NODE_FORMS}`)
   const parsed = entries.map((entry) => parseNode(entry, variable))
   const [first] = parsed
@@ -101,11 +106,14 @@ function parseNode(entry: string, variable: RedisVariable): RedisNode & RedisNod
     throw new ConfigError(variable, `has an entry that is not ${NODE_FORMS}: "${withoutCredentials(entry)}"`)
   }
   const shown = withoutCredentials(entry)
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(variable, `has unsupported scheme "${url.protocol}" in "${shown}"; use redis:// or rediss://`)
-  if (!hasScheme && (url.username || url.password)) throw new ConfigError(variable, `has credentials outside a URL in "${shown}"; write redis://user:password@host:port`)
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new ConfigError(variable, `has unsupported scheme "${url.protocol}" in "${shown}"; use redis:// or rediss://`)
+  if (!hasScheme && (url.username || url.password))
+    throw new ConfigError(variable, `has credentials outside a URL in "${shown}"; write redis://user:password@host:port`)
   if (url.port === '') throw new ConfigError(variable, `has an entry without a port: "${shown}"; expected ${NODE_FORMS}`)
   // Cluster nodes and sentinels have no database to choose; a path would be silently ignored.
-  if (url.pathname !== '' && url.pathname !== '/') throw new ConfigError(variable, `has a path in "${shown}": cluster nodes and sentinels take host:port only (a cluster has database 0 only)`)
+  if (url.pathname !== '' && url.pathname !== '/')
+    throw new ConfigError(variable, `has a path in "${shown}": cluster nodes and sentinels take host:port only (a cluster has database 0 only)`)
   if (url.search !== '' || url.hash !== '') throw new ConfigError(variable, `has options in "${shown}"; expected ${NODE_FORMS}`)
   return {
     host: url.hostname.replace(/^\[(.*)\]$/, '$1'),

@@ -3,15 +3,7 @@ import {randomUUID} from 'node:crypto'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import {requireName, requireSlug, requireUuid} from '../shared/validate.js'
-import {
-  type Customer,
-  type CustomFieldDefinition,
-  DEFAULT_STAGES,
-  FIELD_TYPES,
-  type FieldType,
-  LEAD_LINE_SLUG,
-  type Stage,
-} from './customer-types.js'
+import {type Customer, type CustomFieldDefinition, DEFAULT_STAGES, FIELD_TYPES, type FieldType, LEAD_LINE_SLUG, type Stage} from './customer-types.js'
 import type {CustomersStore} from './customers-store.js'
 
 const COLOR_PATTERN = /^#[0-9a-f]{6}$/i

@@ -2,13 +2,7 @@ import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
 import {compile, type Read, runRead, type Statement} from '../db/statements.js'
-import {
-  type Customer,
-  type CustomFieldDefinition,
-  type FieldType,
-  LEAD_LINE_SLUG,
-  type Stage,
-} from './customer-types.js'
+import {type Customer, type CustomFieldDefinition, type FieldType, LEAD_LINE_SLUG, type Stage} from './customer-types.js'
 
 interface CustomerRow {
   id: string
@@ -37,12 +31,7 @@ interface FieldRow {
 export class CustomersStore {
   constructor(private readonly db: Db) {}
 
-  async insertCustomer(
-    customer: Customer,
-    stages: Stage[],
-    fields: Array<Omit<CustomFieldDefinition, 'reserved'>>,
-    createdAt: number,
-  ): Promise<void> {
+  async insertCustomer(customer: Customer, stages: Stage[], fields: Array<Omit<CustomFieldDefinition, 'reserved'>>, createdAt: number): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx('customers').insert({id: customer.id, name: customer.name, created_at: customer.createdAt})
       await trx('stages').insert(stages.map((stage) => ({...stageToRow(stage), created_at: createdAt})))
@@ -67,7 +56,11 @@ export class CustomersStore {
   /** The customer's stages in pipeline order, as a read a write transaction sends in its batch. */
   stagesRead(customerId: string): Read<Stage[]> {
     return {
-      statement: compile(this.db('stages').where({customer_id: customerId}).orderBy([{column: 'position'}, {column: 'id'}])),
+      statement: compile(
+        this.db('stages')
+          .where({customer_id: customerId})
+          .orderBy([{column: 'position'}, {column: 'id'}]),
+      ),
       read: (result) => (result.rows as unknown as StageRow[]).map(rowToStage),
     }
   }

@@ -62,7 +62,10 @@ export class GroupCommitter<I, O> {
     }
     const slow = setTimeout(release, this.options.slowMs)
     try {
-      const outcomes = await this.writeGroup(group.map((entry) => entry.item), release)
+      const outcomes = await this.writeGroup(
+        group.map((entry) => entry.item),
+        release,
+      )
       // The next group goes to the database first, then this group's items are settled: answering
       // them (a create's HTTP response: Koa, JSON, a socket write) costs the event loop about 0.1 ms
       // each, which the database would otherwise wait through idle. +13-16% creates/s at c=16 in

@@ -32,45 +32,51 @@ export function createDb(database: DatabaseConfig, logger?: Logger): Db {
   if (database.client === 'sqlite') {
     const onDisk = database.filename !== ':memory:'
     if (onDisk) secureSqliteDirectory(database.filename)
-    return observed('sqlite', knexFactory({
+    return observed(
+      'sqlite',
+      knexFactory({
+        log,
+        client: 'better-sqlite3',
+        connection: {filename: database.filename},
+        useNullAsDefault: true,
+        migrations,
+        pool: {
+          // better-sqlite3 is synchronous; one connection serialises writers the way SQLite does anyway.
+          min: 1,
+          max: 1,
+          afterCreate(conn: {pragma(sql: string): unknown}, done: (err: Error | null, conn: unknown) => void) {
+            conn.pragma('journal_mode = WAL')
+            conn.pragma('busy_timeout = 5000')
+            conn.pragma('foreign_keys = ON')
+            conn.pragma('synchronous = NORMAL')
+            // The file and its WAL companions exist once journal_mode is set.
+            if (onDisk) secureSqliteFiles(database.filename)
+            done(null, conn)
+          },
+        },
+      }),
+    )
+  }
+  return observed(
+    'mysql',
+    knexFactory({
       log,
-      client: 'better-sqlite3',
-      connection: {filename: database.filename},
-      useNullAsDefault: true,
+      client: 'mysql2',
+      // multipleStatements: write transactions send their statements in batches, one round trip
+      // each (write-transaction.ts). Every value reaches SQL as a binding, never spliced into text.
+      connection: {uri: database.url, timezone: 'Z', charset: 'utf8mb4', multipleStatements: true} as Knex.MySql2ConnectionConfig,
       migrations,
       pool: {
-        // better-sqlite3 is synchronous; one connection serialises writers the way SQLite does anyway.
-        min: 1,
-        max: 1,
-        afterCreate(conn: {pragma(sql: string): unknown}, done: (err: Error | null, conn: unknown) => void) {
-          conn.pragma('journal_mode = WAL')
-          conn.pragma('busy_timeout = 5000')
-          conn.pragma('foreign_keys = ON')
-          conn.pragma('synchronous = NORMAL')
-          // The file and its WAL companions exist once journal_mode is set.
-          if (onDisk) secureSqliteFiles(database.filename)
-          done(null, conn)
+        min: 0,
+        max: 16,
+        // READ COMMITTED for every transaction unless one asks otherwise (see inTransaction): set
+        // once per connection, it spares each write transaction a SET round trip.
+        afterCreate(conn: {query(sql: string, done: (err: Error | null) => void): void}, done: (err: Error | null, conn: unknown) => void) {
+          conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err) => done(err, conn))
         },
       },
-    }))
-  }
-  return observed('mysql', knexFactory({
-    log,
-    client: 'mysql2',
-    // multipleStatements: write transactions send their statements in batches, one round trip
-    // each (write-transaction.ts). Every value reaches SQL as a binding, never spliced into text.
-    connection: {uri: database.url, timezone: 'Z', charset: 'utf8mb4', multipleStatements: true} as Knex.MySql2ConnectionConfig,
-    migrations,
-    pool: {
-      min: 0,
-      max: 16,
-      // READ COMMITTED for every transaction unless one asks otherwise (see inTransaction): set
-      // once per connection, it spares each write transaction a SET round trip.
-      afterCreate(conn: {query(sql: string, done: (err: Error | null) => void): void}, done: (err: Error | null, conn: unknown) => void) {
-        conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err) => done(err, conn))
-      },
-    },
-  }))
+    }),
+  )
 }
 
 /**

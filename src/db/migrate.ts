@@ -15,8 +15,5 @@ export async function migrateLatest(db: Db): Promise<string[]> {
 export async function migrationStatus(db: Db): Promise<MigrationStatus[]> {
   // Completed entries are knex's records; pending ones are what our migration source listed (file names).
   const [completed, pending] = (await db.migrate.list()) as [Array<{name: string}>, string[]]
-  return [
-    ...completed.map((entry) => ({name: entry.name, applied: true})),
-    ...pending.map((file) => ({name: file.replace(/\.js$/, ''), applied: false})),
-  ]
+  return [...completed.map((entry) => ({name: entry.name, applied: true})), ...pending.map((file) => ({name: file.replace(/\.js$/, ''), applied: false}))]
 }

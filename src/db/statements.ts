@@ -34,8 +34,10 @@ export function insertRows<Row extends object>(
   const bindings: Knex.Value[] = []
   for (const row of rows) for (const column of columns) bindings.push((row as Record<string, Knex.Value>)[column] ?? null)
   let sql = `INSERT INTO ${quoted(table)} (${columns.map(quoted).join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`
-  if (conflict && db.client.config.client === 'mysql2') sql += ` ON DUPLICATE KEY UPDATE ${conflict.update.map((column) => `${quoted(column)} = VALUES(${quoted(column)})`).join(', ')}`
-  else if (conflict) sql += ` ON CONFLICT (${conflict.keys.map(quoted).join(', ')}) DO UPDATE SET ${conflict.update.map((column) => `${quoted(column)} = excluded.${quoted(column)}`).join(', ')}`
+  if (conflict && db.client.config.client === 'mysql2')
+    sql += ` ON DUPLICATE KEY UPDATE ${conflict.update.map((column) => `${quoted(column)} = VALUES(${quoted(column)})`).join(', ')}`
+  else if (conflict)
+    sql += ` ON CONFLICT (${conflict.keys.map(quoted).join(', ')}) DO UPDATE SET ${conflict.update.map((column) => `${quoted(column)} = excluded.${quoted(column)}`).join(', ')}`
   return {sql, bindings}
 }
 

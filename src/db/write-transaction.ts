@@ -75,7 +75,11 @@ async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Pro
   return db.transaction(async (trx) => {
     // In-process and one statement at a time: what is sent ahead simply runs first.
     const ahead: Statement[] = []
-    let outcome = await work({send: (statements) => runEach(trx, statements), sendAhead: (statements) => void ahead.push(...statements), format: (statements) => [...statements]})
+    let outcome = await work({
+      send: (statements) => runEach(trx, statements),
+      sendAhead: (statements) => void ahead.push(...statements),
+      format: (statements) => [...statements],
+    })
     for (;;) {
       try {
         await runEach(trx, [...ahead.splice(0), ...outcome.commitWith])
@@ -119,7 +123,13 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
   }
   try {
     const sendAhead = (statements: readonly Statement[]) => {
-      if (statements.length > 0) ahead.push(send(statements).then(() => undefined, (error: unknown) => ({failed: error})))
+      if (statements.length > 0)
+        ahead.push(
+          send(statements).then(
+            () => undefined,
+            (error: unknown) => ({failed: error}),
+          ),
+        )
     }
     const format = (statements: readonly Statement[]) =>
       statements.map((statement) => ({sql: (connection as MysqlConnection).format(statement.sql, statement.bindings), bindings: []}))
@@ -172,7 +182,10 @@ export async function sendBatch(db: Db, statements: readonly Statement[], connec
     // One packet and nothing ahead of it: straight onto the connection, which runs queries in order.
     if (packets.length === 1 && !before) return await sendPacket(conn, packets[0]!, lastLeft)
     const answered = (before ?? Promise.resolve()).then(() => sendPackets(conn, packets, lastLeft))
-    const settled = answered.then(() => undefined, () => undefined)
+    const settled = answered.then(
+      () => undefined,
+      () => undefined,
+    )
     inSeveral.set(conn, settled)
     void settled.then(() => inSeveral.get(conn) === settled && inSeveral.delete(conn))
     return await answered

@@ -133,7 +133,10 @@ export class CircuitBreakers {
   private change(webhook: Webhook, breaker: Breaker, why: string): void {
     webhook.breaker = breaker
     this.metrics?.breakerTransitions.inc({to: breaker.state})
-    this.logger.info({webhook_id: webhook.id, customer_id: webhook.customerId, breaker: breaker.state, until: breaker.until}, `webhook breaker ${breaker.state}: ${why}`)
+    this.logger.info(
+      {webhook_id: webhook.id, customer_id: webhook.customerId, breaker: breaker.state, until: breaker.until},
+      `webhook breaker ${breaker.state}: ${why}`,
+    )
     this.writing.set(webhook.id, (this.writing.get(webhook.id) ?? 0) + 1)
     this.store
       .setBreaker(webhook, breaker)

@@ -45,7 +45,10 @@ export class DeliveriesService {
       if (!webhooks.has(delivery.webhookId)) webhooks.set(delivery.webhookId, await this.webhooks.getById(delivery.webhookId).catch(() => null))
     }
     const known = [...webhooks.values()].filter((webhook): webhook is Webhook => webhook !== null)
-    const onTheWire = await this.inFlight.onTheWire(known.map((webhook) => ({customerId: webhook.customerId, id: webhook.id})), now)
+    const onTheWire = await this.inFlight.onTheWire(
+      known.map((webhook) => ({customerId: webhook.customerId, id: webhook.id})),
+      now,
+    )
     const closed: Breaker = {state: 'closed', until: null, openedAt: null}
     return new Map(
       deliveries.map((delivery) => {
@@ -113,8 +116,12 @@ export class DeliveriesService {
     const webhook = await this.webhooks.get(customerId, webhookId)
     checkRecoverSince(since, this.clock.now())
     if (!webhook.isActive) {
-      const enable = webhook.disabledBy === 'operator' ? 'only the service operator can enable it again' : 'enable it first (PATCH it with is_active: true), then recover'
-      throw new ConflictError(`webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent: ${enable}`, `\`leads webhooks enable ${webhook.id}\`, then recover`)
+      const enable =
+        webhook.disabledBy === 'operator' ? 'only the service operator can enable it again' : 'enable it first (PATCH it with is_active: true), then recover'
+      throw new ConflictError(
+        `webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent: ${enable}`,
+        `\`leads webhooks enable ${webhook.id}\`, then recover`,
+      )
     }
     return (await this.requeueFailed(webhook, since)).length
   }
@@ -125,7 +132,12 @@ export class DeliveriesService {
     let after: {id: string; createdAt: number} | null = null
     for (;;) {
       const page = await this.store.failedPage(webhook.customerId, webhook.id, since, after, REQUEUE_PAGE)
-      queued.push(...(await this.requeue(page.map((delivery) => delivery.id), {customerId: webhook.customerId, status: 'failed'})))
+      queued.push(
+        ...(await this.requeue(
+          page.map((delivery) => delivery.id),
+          {customerId: webhook.customerId, status: 'failed'},
+        )),
+      )
       if (page.length < REQUEUE_PAGE) return queued
       after = page.at(-1)!
     }

@@ -88,7 +88,9 @@ export class DeliveriesStore {
 
   /** Which of the ids this worker's claim (its id and lease end) got: a subquery for the batch's other reads. */
   claimed(ids: readonly string[], workerId: string, leaseUntil: number): Knex.QueryBuilder {
-    return this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, claimed_until: leaseUntil, status: 'delivering'})
+    return this.db('deliveries')
+      .whereIn('id', [...ids])
+      .andWhere({claimed_by: workerId, claimed_until: leaseUntil, status: 'delivering'})
   }
 
   /** The claimed deliveries, each with how many attempts it has on record (attempts are numbered on from there). */
@@ -96,18 +98,28 @@ export class DeliveriesStore {
     const attempts = this.db('delivery_attempts').count('*').where('delivery_attempts.delivery_id', this.db.ref('deliveries.id'))
     return {
       statement: compile(claimed.clone().select('deliveries.*', attempts.as('prior_attempts'))),
-      read: (result) => (result.rows as unknown as Array<Row & {prior_attempts: number | string}>).map((row) => ({delivery: fromRow(row), priorAttempts: Number(row.prior_attempts)})),
+      read: (result) =>
+        (result.rows as unknown as Array<Row & {prior_attempts: number | string}>).map((row) => ({
+          delivery: fromRow(row),
+          priorAttempts: Number(row.prior_attempts),
+        })),
     }
   }
 
   /** Extends the leases a worker still holds among `ids`; returns how many it still holds. */
   async renewLeases(ids: readonly string[], workerId: string, leaseUntil: number): Promise<number> {
-    return this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, status: 'delivering'}).update({claimed_until: leaseUntil})
+    return this.db('deliveries')
+      .whereIn('id', [...ids])
+      .andWhere({claimed_by: workerId, status: 'delivering'})
+      .update({claimed_until: leaseUntil})
   }
 
   /** Which of `ids` this worker still holds (the others were cancelled or taken over). */
   async stillHeld(ids: readonly string[], workerId: string): Promise<Set<string>> {
-    const rows = (await this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId, status: 'delivering'}).select('id')) as Array<{id: string}>
+    const rows = (await this.db('deliveries')
+      .whereIn('id', [...ids])
+      .andWhere({claimed_by: workerId, status: 'delivering'})
+      .select('id')) as Array<{id: string}>
     return new Set(rows.map((row) => row.id))
   }
 
@@ -121,7 +133,13 @@ export class DeliveriesStore {
    * for one batch. A delivery in `succeeded` ends in the same statement that counts its attempt;
    * one in `retries` gets its next attempt's due time there.
    */
-  attemptStatements(attempts: ReadonlyArray<Omit<DeliveryAttempt, 'id'>>, succeeded: ReadonlySet<string>, retries: ReadonlyMap<string, number>, workerId: string, now: number): Statement[] {
+  attemptStatements(
+    attempts: ReadonlyArray<Omit<DeliveryAttempt, 'id'>>,
+    succeeded: ReadonlySet<string>,
+    retries: ReadonlyMap<string, number>,
+    workerId: string,
+    now: number,
+  ): Statement[] {
     if (attempts.length === 0) return []
     const rows = attempts.map((attempt) => ({
       id: randomUUID(),
@@ -137,12 +155,26 @@ export class DeliveriesStore {
     const statements = [insertRows(this.db, 'delivery_attempts', rows)]
     const counted = {attempts_made: this.db.raw('attempts_made + 1'), updated_at: now}
     if (succeeded.size > 0) {
-      statements.push(compile(this.byHolder([...succeeded], workerId).update({...counted, status: 'succeeded', completed_at: now, claimed_by: null, claimed_until: null, last_error: null})))
+      statements.push(
+        compile(
+          this.byHolder([...succeeded], workerId).update({
+            ...counted,
+            status: 'succeeded',
+            completed_at: now,
+            claimed_by: null,
+            claimed_until: null,
+            last_error: null,
+          }),
+        ),
+      )
     }
     const others = attempts.map((attempt) => attempt.deliveryId).filter((id) => !succeeded.has(id))
     if (others.length > 0) {
       // Each retry's own due time, in the same statement: the row shows operators the true next attempt.
-      const dueTimes = retries.size === 0 ? {} : {next_attempt_at: this.db.raw(`CASE id ${[...retries.keys()].map(() => 'WHEN ? THEN ?').join(' ')} ELSE next_attempt_at END`, [...retries].flat())}
+      const dueTimes =
+        retries.size === 0
+          ? {}
+          : {next_attempt_at: this.db.raw(`CASE id ${[...retries.keys()].map(() => 'WHEN ? THEN ?').join(' ')} ELSE next_attempt_at END`, [...retries].flat())}
       statements.push(compile(this.byHolder(others, workerId).update({...counted, ...dueTimes})))
     }
     return statements
@@ -150,14 +182,29 @@ export class DeliveriesStore {
 
   /** Deliveries of these ids that this worker holds. */
   private byHolder(ids: readonly string[], workerId: string): Knex.QueryBuilder {
-    return this.db('deliveries').whereIn('id', [...ids]).andWhere({claimed_by: workerId})
+    return this.db('deliveries')
+      .whereIn('id', [...ids])
+      .andWhere({claimed_by: workerId})
   }
 
   /** Ends a delivery this worker holds: succeeded, failed or cancelled. */
-  async finish(id: string, workerId: string | null, status: Exclude<DeliveryStatus, 'pending' | 'delivering'>, now: number, lastError: string | null): Promise<void> {
+  async finish(
+    id: string,
+    workerId: string | null,
+    status: Exclude<DeliveryStatus, 'pending' | 'delivering'>,
+    now: number,
+    lastError: string | null,
+  ): Promise<void> {
     const query = this.db('deliveries').where({id})
     if (workerId !== null) query.andWhere({claimed_by: workerId})
-    await query.update({status, completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: lastError?.slice(0, LAST_ERROR_MAX) ?? null})
+    await query.update({
+      status,
+      completed_at: now,
+      updated_at: now,
+      claimed_by: null,
+      claimed_until: null,
+      last_error: lastError?.slice(0, LAST_ERROR_MAX) ?? null,
+    })
   }
 
   /**
@@ -171,14 +218,24 @@ export class DeliveriesStore {
         this.db('deliveries')
           .whereIn('id', ids.slice(i, i + RELEASE_BATCH))
           .andWhere({claimed_by: workerId, status: 'delivering'})
-          .update({status: 'pending', claimed_by: null, claimed_until: null, dispatched_at: null, updated_at: now, ...(dueAt === null ? {} : {next_attempt_at: dueAt})}),
+          .update({
+            status: 'pending',
+            claimed_by: null,
+            claimed_until: null,
+            dispatched_at: null,
+            updated_at: now,
+            ...(dueAt === null ? {} : {next_attempt_at: dueAt}),
+          }),
       )
     }
   }
 
   /** Hands deliveries whose worker died back to the pool, for the sweeper of any worker to take. */
   async releaseExpiredLeases(now: number): Promise<number> {
-    return this.db('deliveries').where('status', 'delivering').andWhere('claimed_until', '<', now).update({status: 'pending', claimed_by: null, claimed_until: null, dispatched_at: null, updated_at: now})
+    return this.db('deliveries')
+      .where('status', 'delivering')
+      .andWhere('claimed_until', '<', now)
+      .update({status: 'pending', claimed_by: null, claimed_until: null, dispatched_at: null, updated_at: now})
   }
 
   /**
@@ -188,8 +245,15 @@ export class DeliveriesStore {
    * so one webhook's backlog cannot fill the `limit`.
    */
   async unheld(now: number, lostBefore: number, perWebhook: number, limit: number): Promise<Array<{id: string; webhookId: string}>> {
-    const ranked = this.unheldWhere(this.db('deliveries'), now, lostBefore).select('id', 'webhook_id', this.db.raw('ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS turn'))
-    const rows = (await this.db.select('id', 'webhook_id').from(ranked.as('due')).where('turn', '<=', perWebhook).orderBy('turn').limit(limit)) as Array<{id: string; webhook_id: string}>
+    const ranked = this.unheldWhere(this.db('deliveries'), now, lostBefore).select(
+      'id',
+      'webhook_id',
+      this.db.raw('ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, id) AS turn'),
+    )
+    const rows = (await this.db.select('id', 'webhook_id').from(ranked.as('due')).where('turn', '<=', perWebhook).orderBy('turn').limit(limit)) as Array<{
+      id: string
+      webhook_id: string
+    }>
     return rows.map((row) => ({id: row.id, webhookId: row.webhook_id}))
   }
 
@@ -257,12 +321,20 @@ export class DeliveriesStore {
       .limit(limit)
       .select('id', 'created_at')
     // Keyset as `col > v OR (col = v AND id > i)`: MariaDB ranges the index on it, not on a row constructor.
-    if (after) query.andWhere((q) => q.where('created_at', '>', after.createdAt).orWhere((same) => same.where('created_at', after.createdAt).andWhere('id', '>', after.id)))
+    if (after)
+      query.andWhere((q) =>
+        q.where('created_at', '>', after.createdAt).orWhere((same) => same.where('created_at', after.createdAt).andWhere('id', '>', after.id)),
+      )
     return ((await query) as Array<{id: string; created_at: number | string}>).map((row) => ({id: row.id, createdAt: Number(row.created_at)}))
   }
 
   async list(filter: DeliveryFilter): Promise<Delivery[]> {
-    const query = this.db('deliveries').orderBy([{column: 'created_at', order: 'desc'}, {column: 'id', order: 'desc'}]).limit(filter.limit ?? 50)
+    const query = this.db('deliveries')
+      .orderBy([
+        {column: 'created_at', order: 'desc'},
+        {column: 'id', order: 'desc'},
+      ])
+      .limit(filter.limit ?? 50)
     if (filter.webhookId !== undefined) query.where('webhook_id', filter.webhookId)
     if (filter.status !== undefined) query.where('status', filter.status)
     if (filter.since !== undefined) query.where('created_at', '>=', filter.since)
@@ -273,7 +345,11 @@ export class DeliveriesStore {
    * Deliveries changed at or after `since` (created, or an attempt recorded), oldest change first,
    * with their event's type and lead: what `leads deliveries tail` follows.
    */
-  async changedSince(since: number, filter: {webhookId?: string; customerId?: string}, limit: number): Promise<Array<Delivery & {eventType: string | null; leadId: string | null}>> {
+  async changedSince(
+    since: number,
+    filter: {webhookId?: string; customerId?: string},
+    limit: number,
+  ): Promise<Array<Delivery & {eventType: string | null; leadId: string | null}>> {
     const query = this.db('deliveries')
       // The event by its customer too: on a sharded cluster the join then stays on the delivery's shard.
       .leftJoin('events', (on) => on.on('events.id', 'deliveries.event_id').andOn('events.customer_id', 'deliveries.customer_id'))
@@ -289,7 +365,9 @@ export class DeliveriesStore {
 
   async attempts(deliveryIds: string[]): Promise<DeliveryAttempt[]> {
     if (deliveryIds.length === 0) return []
-    const rows = (await this.db('delivery_attempts').whereIn('delivery_id', deliveryIds).orderBy([{column: 'started_at'}, {column: 'attempt_number'}])) as AttemptRow[]
+    const rows = (await this.db('delivery_attempts')
+      .whereIn('delivery_id', deliveryIds)
+      .orderBy([{column: 'started_at'}, {column: 'attempt_number'}])) as AttemptRow[]
     return rows.map((row) => ({
       id: row.id,
       deliveryId: row.delivery_id,
@@ -305,7 +383,9 @@ export class DeliveriesStore {
 
   /** Unfinished deliveries: how many, and when the oldest was created. */
   async backlog(): Promise<{pending: number; oldestCreatedAt: number | null}> {
-    const [row] = (await this.db('deliveries').whereIn('status', ['pending', 'delivering']).select(this.db.raw('count(*) as n, min(created_at) as oldest'))) as Array<{n: number | string; oldest: number | string | null}>
+    const [row] = (await this.db('deliveries')
+      .whereIn('status', ['pending', 'delivering'])
+      .select(this.db.raw('count(*) as n, min(created_at) as oldest'))) as Array<{n: number | string; oldest: number | string | null}>
     return {pending: Number(row?.n ?? 0), oldestCreatedAt: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest)}
   }
 }

@@ -23,7 +23,12 @@ export interface DeliveryStateView {
  * The state of a delivery from its row, its webhook's breaker and whether it is on the wire now
  * (the webhook's in-flight record): the same answer for every reader, without asking a worker.
  */
-export function deliveryState(delivery: Pick<Delivery, 'status' | 'attemptsMade' | 'nextAttemptAt'>, breaker: Breaker, onTheWire: boolean, now: number): DeliveryStateView {
+export function deliveryState(
+  delivery: Pick<Delivery, 'status' | 'attemptsMade' | 'nextAttemptAt'>,
+  breaker: Breaker,
+  onTheWire: boolean,
+  now: number,
+): DeliveryStateView {
   if (delivery.status === 'succeeded' || delivery.status === 'failed' || delivery.status === 'cancelled') return {state: delivery.status, nextAttemptAt: null}
   if (onTheWire) return {state: 'delivering', nextAttemptAt: null}
   if (delivery.nextAttemptAt > now && delivery.attemptsMade > 0) return {state: 'backing_off', nextAttemptAt: delivery.nextAttemptAt}

@@ -63,13 +63,21 @@ export class DeliveryTail {
     const found: Array<{delivery: (typeof changed)[number]; time: number; entry: Omit<TailEntry, keyof Shared>}> = []
     for (const delivery of changed) {
       if (delivery.createdAt >= from && this.firstTime(`queued:${delivery.id}`, delivery.createdAt)) {
-        found.push({delivery, time: delivery.createdAt, entry: {at: isoTime(delivery.createdAt), attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'}})
+        found.push({
+          delivery,
+          time: delivery.createdAt,
+          entry: {at: isoTime(delivery.createdAt), attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'},
+        })
       }
       for (const attempt of attempts.filter((candidate) => candidate.deliveryId === delivery.id)) {
         const finished = attempt.startedAt + attempt.durationMs
         if (finished < from || !this.firstTime(attempt.id, finished)) continue
         const result = attempt.statusCode === null ? (attempt.error ?? 'error') : String(attempt.statusCode)
-        found.push({delivery, time: finished, entry: {at: isoTime(finished), attempt: attempt.attemptNumber, result, duration_ms: attempt.durationMs, outcome: attempt.outcome}})
+        found.push({
+          delivery,
+          time: finished,
+          entry: {at: isoTime(finished), attempt: attempt.attemptNumber, result, duration_ms: attempt.durationMs, outcome: attempt.outcome},
+        })
       }
     }
     // States only of the deliveries shown: each costs a look at its webhook and its in-flight record.

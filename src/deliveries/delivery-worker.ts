@@ -163,7 +163,13 @@ export class DeliveryWorker {
     this.attempts = new AttemptLog(db, deliveries, webhooks, this.options.workerId, this.clock)
     this.health = new WebhookHealth(webhooks, this.clock, logger)
     this.breakers = new CircuitBreakers(webhooks, logger, () => this.wake(), metrics, options.breaker)
-    this.sweeper = new DeliverySweeper(deliveries, {roomFor: (id) => this.roomFor(id), take: (ids) => this.take(ids)}, this.clock, logger, this.options.redispatchAfterMs)
+    this.sweeper = new DeliverySweeper(
+      deliveries,
+      {roomFor: (id) => this.roomFor(id), take: (ids) => this.take(ids)},
+      this.clock,
+      logger,
+      this.options.redispatchAfterMs,
+    )
     metrics?.reportWorkerStates(() => this.states())
   }
 
@@ -196,7 +202,12 @@ export class DeliveryWorker {
     this.dispatchLoop = null
     await Promise.allSettled([...this.sending])
     const waiting = this.lanes.drainAll()
-    await this.claims.release(waiting.map((held) => held.id), 'due now').catch((error: Error) => this.deps.logger.warn({err: error}, 'handing deliveries back failed; their leases lapse instead'))
+    await this.claims
+      .release(
+        waiting.map((held) => held.id),
+        'due now',
+      )
+      .catch((error: Error) => this.deps.logger.warn({err: error}, 'handing deliveries back failed; their leases lapse instead'))
     for (const held of waiting) this.letGo(held.id)
     await this.releaseSlots().catch(() => undefined)
     this.deps.sender.close()
@@ -257,7 +268,13 @@ export class DeliveryWorker {
 
   /** Puts a claimed delivery in its webhook's lane, due at its next attempt. */
   private hold(delivery: ClaimedDelivery, now: number): void {
-    const held: Held = {id: delivery.delivery.id, webhookId: delivery.webhook.id, claimed: delivery, attemptsMade: delivery.delivery.attemptsMade, nextAttemptNumber: delivery.priorAttempts + 1}
+    const held: Held = {
+      id: delivery.delivery.id,
+      webhookId: delivery.webhook.id,
+      claimed: delivery,
+      attemptsMade: delivery.delivery.attemptsMade,
+      nextAttemptNumber: delivery.priorAttempts + 1,
+    }
     this.held.set(held.id, held)
     this.lanes.add(held, delivery.delivery.nextAttemptAt, now)
   }
@@ -272,7 +289,16 @@ export class DeliveryWorker {
   private entryFor(claimed: ClaimedDelivery): WebhookEntry {
     const entry = this.webhooks.get(claimed.webhook.id)
     if (!entry) {
-      const made: WebhookEntry = {webhook: claimed.webhook, secrets: claimed.secrets, onTheWire: 0, wire: new Set(), done: [], blockedUntil: 0, parked: false, refilling: false}
+      const made: WebhookEntry = {
+        webhook: claimed.webhook,
+        secrets: claimed.secrets,
+        onTheWire: 0,
+        wire: new Set(),
+        done: [],
+        blockedUntil: 0,
+        parked: false,
+        refilling: false,
+      }
       this.webhooks.set(made.webhook.id, made)
       return made
     }
@@ -367,7 +393,8 @@ export class DeliveryWorker {
       if (wanted) wanted.push(held)
       else byWebhook.set(held.webhookId, [held])
     }
-    for (const [webhookId, entry] of this.webhooks) if (entry.done.length > 0 && entry.blockedUntil <= now && !byWebhook.has(webhookId)) byWebhook.set(webhookId, [])
+    for (const [webhookId, entry] of this.webhooks)
+      if (entry.done.length > 0 && entry.blockedUntil <= now && !byWebhook.has(webhookId)) byWebhook.set(webhookId, [])
     // Counted on the wire while the exchange is out, so nothing else is picked into the same room.
     for (const held of picked) this.sentOut(held.webhookId, +1)
     await Promise.all(
@@ -377,7 +404,16 @@ export class DeliveryWorker {
         let granted: Set<string>
         try {
           const cap = entry.webhook.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
-          granted = new Set(await this.deps.inFlight.exchange(entry.webhook, cap, done, wanted.map((held) => held.id), now + SLOT_LEASE_MS, now))
+          granted = new Set(
+            await this.deps.inFlight.exchange(
+              entry.webhook,
+              cap,
+              done,
+              wanted.map((held) => held.id),
+              now + SLOT_LEASE_MS,
+              now,
+            ),
+          )
         } catch (error) {
           // Released with the next exchange, which waits like a refused one does.
           entry.done.push(...done)
@@ -388,7 +424,7 @@ export class DeliveryWorker {
         const refused = wanted.filter((held) => !granted.has(held.id))
         if (refused.length > 0) {
           entry.blockedUntil = this.clock.now() + REMOTE_CAP_RETRY_MS
-          for (const held of refused) this.sentOut(webhookId, -1)
+          this.sentOut(webhookId, -refused.length)
           if (this.breakers.gate(entry.webhook, now) === 'probe') this.breakers.probeUnused(entry.webhook)
           this.lanes.restore(refused)
           this.lanes.putBack(refused)
@@ -424,7 +460,7 @@ export class DeliveryWorker {
       .finally(() => (entry.refilling = false))
   }
 
-  private sentOut(webhookId: string, change: 1 | -1): void {
+  private sentOut(webhookId: string, change: number): void {
     this.onTheWire += change
     this.webhooks.get(webhookId)!.onTheWire += change
   }
@@ -472,7 +508,15 @@ export class DeliveryWorker {
     const statusCode = result.kind === 'response' ? result.statusCode : null
     // One line per finished attempt: ids, answer and latency, never the payload or the secret.
     this.deps.logger.info(
-      {delivery_id: delivery.id, webhook_id: webhook.id, event_id: event.id, attempt: held.nextAttemptNumber, status: statusCode ?? describeResult(result), duration_ms: result.durationMs, outcome},
+      {
+        delivery_id: delivery.id,
+        webhook_id: webhook.id,
+        event_id: event.id,
+        attempt: held.nextAttemptNumber,
+        status: statusCode ?? describeResult(result),
+        duration_ms: result.durationMs,
+        outcome,
+      },
       'delivery attempt',
     )
     const retryAt = outcome === 'retry' ? now + retryDelayMs(held.attemptsMade + 1, this.options.baseDelayMs, this.options.maxDelayMs) : undefined
@@ -586,7 +630,8 @@ export class DeliveryWorker {
   private async renewSlots(): Promise<void> {
     const now = this.clock.now()
     for (const entry of this.webhooks.values()) {
-      if (entry.wire.size > 0) await this.deps.inFlight.exchange(entry.webhook, entry.webhook.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, [], [...entry.wire], now + SLOT_LEASE_MS, now)
+      if (entry.wire.size > 0)
+        await this.deps.inFlight.exchange(entry.webhook, entry.webhook.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, [], [...entry.wire], now + SLOT_LEASE_MS, now)
     }
   }
 

@@ -110,8 +110,14 @@ export class DatabaseInFlightSlots implements InFlightSlots {
   async onTheWire(webhooks: readonly WebhookRef[], now: number): Promise<Map<string, string[]>> {
     const found = new Map<string, string[]>(webhooks.map((webhook) => [webhook.id, []]))
     for (const webhook of webhooks) {
-      const rows = (await this.db('webhook_in_flight').where({customer_id: webhook.customerId, webhook_id: webhook.id}).andWhere('held_until', '>', now).select('delivery_id')) as Array<{delivery_id: string}>
-      found.set(webhook.id, rows.map((row) => row.delivery_id))
+      const rows = (await this.db('webhook_in_flight')
+        .where({customer_id: webhook.customerId, webhook_id: webhook.id})
+        .andWhere('held_until', '>', now)
+        .select('delivery_id')) as Array<{delivery_id: string}>
+      found.set(
+        webhook.id,
+        rows.map((row) => row.delivery_id),
+      )
     }
     return found
   }

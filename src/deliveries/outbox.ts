@@ -29,8 +29,15 @@ export class DeliveryOutbox {
   }
 
   /** The deliveries of events to their subscribers: their ids, for dispatch() after commit, and the statements that record them. */
-  record(events: ReadonlyArray<{event: {id: string; customerId: string; createdAt: number}; webhookIds: readonly string[]}>): {ids: string[]; statements: Statement[]} {
-    return this.deliveries.forEvents(events.flatMap(({event, webhookIds}) => webhookIds.map((webhookId) => ({customerId: event.customerId, eventId: event.id, webhookId, now: event.createdAt}))))
+  record(events: ReadonlyArray<{event: {id: string; customerId: string; createdAt: number}; webhookIds: readonly string[]}>): {
+    ids: string[]
+    statements: Statement[]
+  } {
+    return this.deliveries.forEvents(
+      events.flatMap(({event, webhookIds}) =>
+        webhookIds.map((webhookId) => ({customerId: event.customerId, eventId: event.id, webhookId, now: event.createdAt})),
+      ),
+    )
   }
 
   async dispatch(deliveryIds: readonly string[]): Promise<void> {

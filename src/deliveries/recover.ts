@@ -43,6 +43,10 @@ export function recoverSince(body: unknown): number {
 export function checkRecoverSince(since: number, now: number): void {
   if (since > now) throw new ValidationError(`since must not be in the future (it is ${isoTime(since)}, the time here is ${isoTime(now)})`, 'since')
   if (since < now - RECOVER_WINDOW_MS) {
-    throw new ValidationError(`since must be at most 7 days ago: ${isoTime(now - RECOVER_WINDOW_MS)} or later`, 'since', 'for older ones: `leads deliveries redeliver --webhook WH_ID --failed --since T`')
+    throw new ValidationError(
+      `since must be at most 7 days ago: ${isoTime(now - RECOVER_WINDOW_MS)} or later`,
+      'since',
+      'for older ones: `leads deliveries redeliver --webhook WH_ID --failed --since T`',
+    )
   }
 }

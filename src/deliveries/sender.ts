@@ -17,8 +17,7 @@ export interface SendRequest {
  * never the time spent waiting for a pooled socket; 0 when the request never got one.
  */
 export type SendResult =
-  | {kind: 'response'; statusCode: number; durationMs: number; snippet: string}
-  | {kind: 'timeout' | 'network' | 'blocked'; durationMs: number; error: string}
+  {kind: 'response'; statusCode: number; durationMs: number; snippet: string} | {kind: 'timeout' | 'network' | 'blocked'; durationMs: number; error: string}
 
 export interface SenderOptions {
   /** Sockets per receiver origin; requests beyond it queue inside the sender. */
@@ -66,7 +65,8 @@ export class DeliverySender {
         clearTimeout(timer)
         resolve(result)
       }
-      const fail = (error: Error) => settle(timedOut ? {kind: 'timeout', durationMs: elapsed(), error: `no response within the timeout (${elapsed()} ms)`} : failure(error, elapsed()))
+      const fail = (error: Error) =>
+        settle(timedOut ? {kind: 'timeout', durationMs: elapsed(), error: `no response within the timeout (${elapsed()} ms)`} : failure(error, elapsed()))
       const outgoing = https.request(
         url,
         {method: 'POST', agent, headers: {...request.headers, 'content-length': Buffer.byteLength(request.body)}},

@@ -226,7 +226,7 @@ class MinHeap<E extends {at: number}> {
   push(entry: E): void {
     const heap = this.heap
     heap.push(entry)
-    for (let i = heap.length - 1; i > 0; ) {
+    for (let i = heap.length - 1; i > 0;) {
       const parent = (i - 1) >> 1
       if (heap[parent]!.at <= heap[i]!.at) break
       ;[heap[parent], heap[i]] = [heap[i]!, heap[parent]!]
@@ -244,7 +244,7 @@ class MinHeap<E extends {at: number}> {
     const last = heap.pop()
     if (heap.length > 0 && last) {
       heap[0] = last
-      for (let i = 0; ; ) {
+      for (let i = 0; ;) {
         const left = 2 * i + 1
         const right = left + 1
         let smallest = i

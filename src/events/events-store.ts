@@ -69,5 +69,12 @@ function fromRow(row: EventRow): StoredEvent {
 
 /** The row an event is stored as (also what the push bench's floor inserts). */
 export function eventToRow(event: StoredEvent): {id: string; customer_id: string; type: string; lead_id: string; payload: string; created_at: number} {
-  return {id: event.id, customer_id: event.customerId, type: event.type, lead_id: event.leadId, payload: JSON.stringify(event.payload), created_at: event.createdAt}
+  return {
+    id: event.id,
+    customer_id: event.customerId,
+    type: event.type,
+    lead_id: event.leadId,
+    payload: JSON.stringify(event.payload),
+    created_at: event.createdAt,
+  }
 }

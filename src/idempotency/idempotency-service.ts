@@ -51,7 +51,9 @@ export class IdempotencyService {
     if (!KEY_PATTERN.test(key)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key')
     }
-    const requestHash = createHash('sha256').update(canonicalJson(body) ?? 'null').digest('hex')
+    const requestHash = createHash('sha256')
+      .update(canonicalJson(body) ?? 'null')
+      .digest('hex')
     return {customerId, endpoint, key, requestHash}
   }
 

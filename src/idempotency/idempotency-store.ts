@@ -71,7 +71,10 @@ export class IdempotencyStore {
   completeStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
     if (entries.length === 0) return []
     const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
-    return insertChunks(this.db, 'idempotency_keys', rows, {keys: ['customer_id', 'endpoint', 'idempotency_key'], update: ['status_code', 'response_body', 'response_gzip']})
+    return insertChunks(this.db, 'idempotency_keys', rows, {
+      keys: ['customer_id', 'endpoint', 'idempotency_key'],
+      update: ['status_code', 'response_body', 'response_gzip'],
+    })
   }
 
   /**

@@ -41,9 +41,7 @@ export class KeysStore {
     const row = (await this.db('api_tokens')
       .join('api_keys', 'api_keys.id', 'api_tokens.key_id')
       .where('api_tokens.token_hash', tokenHash)
-      .first('api_keys.*', 'api_tokens.retires_at as token_retires_at')) as
-      | (KeyRow & {token_retires_at: number | string | null})
-      | undefined
+      .first('api_keys.*', 'api_tokens.retires_at as token_retires_at')) as (KeyRow & {token_retires_at: number | string | null}) | undefined
     return row ? {key: rowToKey(row), tokenRetiresAt: toMsOrNull(row.token_retires_at)} : null
   }
 

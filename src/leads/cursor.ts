@@ -31,9 +31,7 @@ export class CursorCodec {
   }
 
   encode(position: CursorPosition): string {
-    const payload = Buffer.from(
-      JSON.stringify({s: position.sortBy, d: position.sortDir, v: position.value, i: position.id}),
-    ).toString('base64url')
+    const payload = Buffer.from(JSON.stringify({s: position.sortBy, d: position.sortDir, v: position.value, i: position.id})).toString('base64url')
     return `${payload}.${this.sign(payload).toString('base64url')}`
   }
 
@@ -50,7 +48,14 @@ export class CursorCodec {
       throw new ValidationError('cursor was issued for a sorted list, not for sync=true; drop sync=true, or drop the cursor to start the feed over', 'cursor')
     }
     const {q, i, u} = parsed
-    if (typeof q !== 'number' || !Number.isSafeInteger(q) || q < 0 || typeof i !== 'string' || !UUID_PATTERN.test(i) || !(u === null || (typeof u === 'number' && Number.isSafeInteger(u)))) {
+    if (
+      typeof q !== 'number' ||
+      !Number.isSafeInteger(q) ||
+      q < 0 ||
+      typeof i !== 'string' ||
+      !UUID_PATTERN.test(i) ||
+      !(u === null || (typeof u === 'number' && Number.isSafeInteger(u)))
+    ) {
       throw invalidCursor()
     }
     return {seq: q, id: i, updatedSince: u}

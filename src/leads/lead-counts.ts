@@ -50,7 +50,10 @@ export class LeadCountsStore {
       add(after, 1)
     }
     // Sorted, so two transactions that share a slot lock its rows in the same order.
-    const rows = [...deltas.entries()].filter(([, row]) => row.n !== 0).sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row)
+    const rows = [...deltas.entries()]
+      .filter(([, row]) => row.n !== 0)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, row]) => row)
     if (rows.length === 0) return []
     const values = rows.map(() => (isMysql(this.db) ? '(?, ?, ?, ?, CONNECTION_ID() % ?, ?)' : '(?, ?, ?, ?, ?, ?)')).join(', ')
     const bindings = rows.flatMap((row) => [row.customer_id, row.status, row.stage_id, row.lead_line, isMysql(this.db) ? SLOTS : 0, row.n])
@@ -81,21 +84,26 @@ export class LeadCountsStore {
     for (const id of customers) {
       // REPEATABLE READ (not the session's READ COMMITTED): the share lock then covers the gaps
       // too, so no lead of the customer can be inserted between the count and the rewrite.
-      await this.db.transaction(async (trx) => {
-        const counted = trx('leads')
-          .where('customer_id', id)
-          .select('status', 'stage_id', trx.raw(`COALESCE(lead_line, '${NO_LEAD_LINE}') AS lead_line`))
-          .count({n: '*'})
-          .groupBy('status', 'stage_id', 'lead_line')
-        if (isMysql(this.db)) counted.forShare()
-        const rows = (await counted) as Array<{status: string; stage_id: string; lead_line: string; n: number | string}>
-        await trx('lead_counts').where('customer_id', id).delete()
-        for (let start = 0; start < rows.length; start += 200) {
-          await trx('lead_counts').insert(
-            rows.slice(start, start + 200).map((row) => ({customer_id: id, status: row.status, stage_id: row.stage_id, lead_line: row.lead_line, slot: 0, n: Number(row.n)})),
-          )
-        }
-      }, isMysql(this.db) ? {isolationLevel: 'repeatable read'} : undefined)
+      await this.db.transaction(
+        async (trx) => {
+          const counted = trx('leads')
+            .where('customer_id', id)
+            .select('status', 'stage_id', trx.raw(`COALESCE(lead_line, '${NO_LEAD_LINE}') AS lead_line`))
+            .count({n: '*'})
+            .groupBy('status', 'stage_id', 'lead_line')
+          if (isMysql(this.db)) counted.forShare()
+          const rows = (await counted) as Array<{status: string; stage_id: string; lead_line: string; n: number | string}>
+          await trx('lead_counts').where('customer_id', id).delete()
+          for (let start = 0; start < rows.length; start += 200) {
+            await trx('lead_counts').insert(
+              rows
+                .slice(start, start + 200)
+                .map((row) => ({customer_id: id, status: row.status, stage_id: row.stage_id, lead_line: row.lead_line, slot: 0, n: Number(row.n)})),
+            )
+          }
+        },
+        isMysql(this.db) ? {isolationLevel: 'repeatable read'} : undefined,
+      )
     }
     return customers.length
   }

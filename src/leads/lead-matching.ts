@@ -128,7 +128,12 @@ function remove(positions: Map<string, number[]>, key: string, position: number)
  * sorted order so two writers cannot deadlock, and the leads are read locked: a concurrent push
  * of the same person waits, then sees this one's result. A dry run reads without locking.
  */
-export function matchCandidates(store: LeadsStore, customerId: string, inputs: readonly MatchKeysOf[], lock: boolean): {locks: Statement[]; read: Read<MatchEntry[]> | null} {
+export function matchCandidates(
+  store: LeadsStore,
+  customerId: string,
+  inputs: readonly MatchKeysOf[],
+  lock: boolean,
+): {locks: Statement[]; read: Read<MatchEntry[]> | null} {
   const found = store.matchRead(customerId, lookupKeys(inputs), lock)
   return {
     locks: lock ? store.matchKeyLocks(customerId, lockKeys(inputs)) : [],

@@ -10,8 +10,22 @@ export const LEAD_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: [
-    'id', 'customer_id', 'source_platform', 'source_type', 'status', 'created_at', 'updated_at', 'contact_name', 'contact_phone',
-    'contact_email', 'score', 'qualified', 'current_stage', 'owner', 'last_interaction_at', 'interaction_count',
+    'id',
+    'customer_id',
+    'source_platform',
+    'source_type',
+    'status',
+    'created_at',
+    'updated_at',
+    'contact_name',
+    'contact_phone',
+    'contact_email',
+    'score',
+    'qualified',
+    'current_stage',
+    'owner',
+    'last_interaction_at',
+    'interaction_count',
   ],
   properties: {
     id: {type: 'string', format: 'uuid'},
@@ -53,7 +67,10 @@ export const LEAD_LIST_SCHEMA = {
     total: {type: 'integer', minimum: 0},
     limit: {type: 'integer', minimum: 1, maximum: 100},
     offset: {type: 'integer', minimum: 0},
-    next_cursor: {type: ['string', 'null'], description: `Opaque; valid only with the sort_by (${SORT_FIELDS.join(', ')}) and sort_dir it was issued under. Never null with sync=true.`},
+    next_cursor: {
+      type: ['string', 'null'],
+      description: `Opaque; valid only with the sort_by (${SORT_FIELDS.join(', ')}) and sort_dir it was issued under. Never null with sync=true.`,
+    },
     has_more: {type: 'boolean', description: 'sync=true only: more changes can be fetched now with next_cursor'},
   },
 } as const
@@ -117,4 +134,3 @@ export const BULK_RESPONSE_SCHEMA = {
     },
   },
 } as const
-

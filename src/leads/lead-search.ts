@@ -41,7 +41,10 @@ export function searchWords(text: string | null): string[] {
   if (text === null) return []
   const folded = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase()
   // NFKD can lengthen a word (ligatures): cut at what the column holds, in code points as MySQL counts.
-  const words = folded.split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '').map((word) => [...word].slice(0, WORD_MAX_LENGTH).join(''))
+  const words = folded
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== '')
+    .map((word) => [...word].slice(0, WORD_MAX_LENGTH).join(''))
   return [...new Set(words)]
 }
 
@@ -170,7 +173,9 @@ function addressMatches(db: Knex, customerId: string, plan: WordPlan): Knex.Quer
 /** Restricts a query over `leads` to the plan's matches, checked lead by lead: for walking an ordered index. */
 export function whereMatches(query: Knex.QueryBuilder, plan: SearchPlan): void {
   if (plan.kind === 'phone') {
-    query.where((match) => match.where((q) => wherePrefix(q, 'leads.phone_digits', plan.digits)).orWhere((q) => wherePrefix(q, 'leads.phone_last10', plan.digits)))
+    query.where((match) =>
+      match.where((q) => wherePrefix(q, 'leads.phone_digits', plan.digits)).orWhere((q) => wherePrefix(q, 'leads.phone_last10', plan.digits)),
+    )
     return
   }
   for (const address of plan.addresses) wherePrefix(query, 'leads.email_normalized', address)
@@ -188,7 +193,10 @@ function hasWordStarting(query: Knex.QueryBuilder, leadColumn: string, piece: st
   const below = before === null ? '' : ' AND p.word < ?'
   // No customer_id here: the lead is already the customer's, and with it SQLite would pick the
   // (customer_id, word) key and scan the piece's whole range for every lead.
-  query.whereRaw(`(SELECT 1 FROM lead_search_words p WHERE p.lead_id = ${leadColumn} AND p.word >= ?${below} LIMIT 1) IS NOT NULL`, before === null ? [from] : [from, before])
+  query.whereRaw(
+    `(SELECT 1 FROM lead_search_words p WHERE p.lead_id = ${leadColumn} AND p.word >= ?${below} LIMIT 1) IS NOT NULL`,
+    before === null ? [from] : [from, before],
+  )
 }
 
 /** Keeps `lead_search_words` in step with the leads, inside the write's transaction. */
@@ -227,14 +235,27 @@ export class LeadSearchIndex {
     const customers = customerId === undefined ? ((await this.db('customers').pluck('id')) as string[]) : [customerId]
     let indexed = 0
     for (const id of customers) {
-      for (let after = ''; ; ) {
+      for (let after = ''; ;) {
         const batch = await this.db.transaction(async (trx) => {
-          const query = trx('leads').where('customer_id', id).andWhere('id', '>', after).orderBy('id').limit(REBUILD_BATCH).select('id', 'contact_name', 'contact_email')
+          const query = trx('leads')
+            .where('customer_id', id)
+            .andWhere('id', '>', after)
+            .orderBy('id')
+            .limit(REBUILD_BATCH)
+            .select('id', 'contact_name', 'contact_email')
           if (isMysql(this.db)) query.forShare()
           const leads = (await query) as Array<{id: string; contact_name: string | null; contact_email: string | null}>
           if (leads.length === 0) return leads
-          await trx('lead_search_words').where('customer_id', id).whereIn('lead_id', leads.map((lead) => lead.id)).delete()
-          const rows = leads.flatMap((lead) => leadWords({contactName: lead.contact_name, contactEmail: lead.contact_email}).map((word) => ({customer_id: id, word, lead_id: lead.id})))
+          await trx('lead_search_words')
+            .where('customer_id', id)
+            .whereIn(
+              'lead_id',
+              leads.map((lead) => lead.id),
+            )
+            .delete()
+          const rows = leads.flatMap((lead) =>
+            leadWords({contactName: lead.contact_name, contactEmail: lead.contact_email}).map((word) => ({customer_id: id, word, lead_id: lead.id})),
+          )
           const chunk = rowsPerInsert(this.db)
           for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))
           return leads

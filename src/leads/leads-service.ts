@@ -72,7 +72,9 @@ export class LeadsService {
     const [rows, total] =
       filters.search === undefined
         ? await Promise.all([this.store.listPage(customerId, filters, page), this.store.count(customerId, filters)])
-        : await this.store.count(customerId, filters).then(async (total) => [total === 0 ? [] : await this.store.listPage(customerId, filters, page, total), total] as const)
+        : await this.store
+            .count(customerId, filters)
+            .then(async (total) => [total === 0 ? [] : await this.store.listPage(customerId, filters, page, total), total] as const)
     const pageRows = rows.slice(0, query.limit)
     const last = pageRows.at(-1)
     return {
@@ -95,10 +97,7 @@ export class LeadsService {
     }
     const from = query.cursor === undefined ? {...FEED_START, updatedSince: query.updatedSince ?? null} : this.cursors.decodeChange(query.cursor)
     const updatedSince = from.updatedSince ?? undefined
-    const [rows, total] = await Promise.all([
-      this.store.listChanges(customerId, from, updatedSince, query.limit),
-      this.store.count(customerId, {updatedSince}),
-    ])
+    const [rows, total] = await Promise.all([this.store.listChanges(customerId, from, updatedSince, query.limit), this.store.count(customerId, {updatedSince})])
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)?.position ?? from
     return {

@@ -58,8 +58,20 @@ const SEQUENCE_BATCH = 1000
 
 /** Columns a merge may change; id, customer_id and created_at never change. */
 const UPSERT_COLUMNS = [
-  'source_platform', 'source_type', 'status', 'updated_at', 'contact_name', 'contact_phone', 'contact_email',
-  'email_normalized', 'phone_digits', 'phone_last10', 'stage_id', 'lead_line', 'custom_fields', 'change_seq',
+  'source_platform',
+  'source_type',
+  'status',
+  'updated_at',
+  'contact_name',
+  'contact_phone',
+  'contact_email',
+  'email_normalized',
+  'phone_digits',
+  'phone_last10',
+  'stage_id',
+  'lead_line',
+  'custom_fields',
+  'change_seq',
 ]
 
 /** SQL for leads. Every query here carries a customer_id predicate. */
@@ -130,14 +142,20 @@ export class LeadsStore {
     const withoutValue = matching().select('leads.id', column).whereNull(column).orderBy('leads.id', page.sortDir)
     if (page.after?.value === null) {
       // The cursor is already among the leads without a value.
-      return withoutValue.where('leads.id', beyond, page.after.id).limit(page.limit + 1).offset(page.offset)
+      return withoutValue
+        .where('leads.id', beyond, page.after.id)
+        .limit(page.limit + 1)
+        .offset(page.offset)
     }
     const withValue = matching().select('leads.id', column).whereNotNull(column)
     if (page.after) applyKeyset(withValue, page.after)
     withValue.orderBy(column, page.sortDir).orderBy('leads.id', page.sortDir).limit(depth)
     withoutValue.limit(depth)
     // SQLite refuses ORDER BY/LIMIT on a member of a compound SELECT; as derived tables both accept them.
-    const both = this.db.select('*').from(withValue.as('with_value')).unionAll((q) => q.select('*').from(withoutValue.as('without_value')))
+    const both = this.db
+      .select('*')
+      .from(withValue.as('with_value'))
+      .unionAll((q) => q.select('*').from(withoutValue.as('without_value')))
     return this.db
       .select('merged.id')
       .from(both.as('merged'))
@@ -186,9 +204,18 @@ export class LeadsStore {
     trx: Knex | Knex.Transaction = this.db,
     knownStages?: ReadonlyArray<LeadWithRelations['stage']>,
   ): Promise<LeadWithRelations[]> {
-    const ownersRead = this.ownersRead(customerId, leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId])))
+    const ownersRead = this.ownersRead(
+      customerId,
+      leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId])),
+    )
     const [stages, owners] = await Promise.all([
-      knownStages ? stagesById(knownStages) : this.readStages(trx, customerId, leads.map((lead) => lead.stageId)),
+      knownStages
+        ? stagesById(knownStages)
+        : this.readStages(
+            trx,
+            customerId,
+            leads.map((lead) => lead.stageId),
+          ),
       ownersRead ? runRead(trx, ownersRead) : new Map<string, LeadOwner>(),
     ])
     return leads.map((lead) => withStageAndOwner(lead, stages, owners))
@@ -200,10 +227,14 @@ export class LeadsStore {
    */
   ownersRead(customerId: string, ids: readonly string[]): Read<Map<string, LeadOwner>> | null {
     if (ids.length === 0) return null
-    const query = this.db('owners').where('customer_id', customerId).whereIn('id', [...new Set(ids)]).select('id', 'name', 'role_name')
+    const query = this.db('owners')
+      .where('customer_id', customerId)
+      .whereIn('id', [...new Set(ids)])
+      .select('id', 'name', 'role_name')
     return {
       statement: compile(query),
-      read: (result) => new Map(result.rows.map((row) => [String(row['id']), {id: String(row['id']), name: String(row['name']), role_name: String(row['role_name'])}])),
+      read: (result) =>
+        new Map(result.rows.map((row) => [String(row['id']), {id: String(row['id']), name: String(row['name']), role_name: String(row['role_name'])}])),
     }
   }
 
@@ -243,7 +274,10 @@ export class LeadsStore {
   matchProbes(customerId: string, keys: {emails: readonly string[]; phones: readonly string[]}): Statement[] {
     return MATCH_LOOKUPS.filter(({keysOf}) => keysOf(keys).length > 0).map(({column, index, keysOf}) => {
       const values = keysOf(keys)
-      return {sql: `SELECT 1 FROM \`leads\` FORCE INDEX (\`${index}\`) WHERE \`customer_id\` = ? AND \`${column}\` IN (${values.map(() => '?').join(', ')})`, bindings: [customerId, ...values]}
+      return {
+        sql: `SELECT 1 FROM \`leads\` FORCE INDEX (\`${index}\`) WHERE \`customer_id\` = ? AND \`${column}\` IN (${values.map(() => '?').join(', ')})`,
+        bindings: [customerId, ...values],
+      }
     })
   }
 
@@ -255,7 +289,11 @@ export class LeadsStore {
   private matchLookups(customerId: string, keys: {emails: readonly string[]; phones: readonly string[]}, lock: boolean): Statement[] {
     return MATCH_LOOKUPS.filter(({keysOf}) => keysOf(keys).length > 0).map(({column, index, keysOf}) => {
       const from = isMysql(this.db) ? this.db.raw('?? FORCE INDEX (??)', ['leads', index]) : 'leads'
-      const query = this.db.select('*').from(from).where('customer_id', customerId).whereIn(column, [...keysOf(keys)])
+      const query = this.db
+        .select('*')
+        .from(from)
+        .where('customer_id', customerId)
+        .whereIn(column, [...keysOf(keys)])
       if (lock && isMysql(this.db)) query.forUpdate()
       return compile(query)
     })
@@ -345,8 +383,16 @@ export class LeadsStore {
         const chunk = pending.slice(start, start + NUMBERING_CHUNK)
         await trx('leads')
           .where('customer_id', customerId)
-          .whereIn('id', chunk.map((lead) => lead.id))
-          .update({change_seq: trx.raw(`CASE id ${chunk.map(() => 'WHEN ? THEN ?').join(' ')} END`, chunk.flatMap((lead, index) => [lead.id, first + start + index]))})
+          .whereIn(
+            'id',
+            chunk.map((lead) => lead.id),
+          )
+          .update({
+            change_seq: trx.raw(
+              `CASE id ${chunk.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+              chunk.flatMap((lead, index) => [lead.id, first + start + index]),
+            ),
+          })
       }
       return pending.length
     })
@@ -369,8 +415,6 @@ export class LeadsStore {
     )) as Array<{last_seq: number | string}>
     return Number(row!.last_seq)
   }
-
-
 
   /**
    * How many leads match the filters, ignoring cursor and offset: from the kept counts when the
@@ -426,7 +470,11 @@ export function stagesById(stages: ReadonlyArray<LeadWithRelations['stage']>): M
 }
 
 /** The lead with its stage and owner, from those already loaded. */
-export function withStageAndOwner(lead: LeadRecord, stages: ReadonlyMap<string, LeadWithRelations['stage']>, owners: ReadonlyMap<string, LeadOwner>): LeadWithRelations {
+export function withStageAndOwner(
+  lead: LeadRecord,
+  stages: ReadonlyMap<string, LeadWithRelations['stage']>,
+  owners: ReadonlyMap<string, LeadOwner>,
+): LeadWithRelations {
   return {...lead, stage: stages.get(lead.stageId) as LeadWithRelations['stage'], owner: lead.ownerId === null ? null : (owners.get(lead.ownerId) ?? null)}
 }
 

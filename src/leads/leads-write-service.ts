@@ -223,9 +223,17 @@ export class LeadsWriteService {
     const probes: Statement[] = []
     const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
       const {version, setup, subscribers} = kept.get(customerId)!
-      const checks = newPeopleChecks(this.leads, customerId, members.map((member) => member.draft))
+      const checks = newPeopleChecks(
+        this.leads,
+        customerId,
+        members.map((member) => member.draft),
+      )
       locks.push(...checks.locks)
-      probes.push(this.customers.setupChangedProbe(customerId, version), this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers), ...checks.probes)
+      probes.push(
+        this.customers.setupChangedProbe(customerId, version),
+        this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers),
+        ...checks.probes,
+      )
       return {customerId, members, known: setup, candidates: [], owners: new Map(), subscribers}
     })
     const plan = this.planCreates(requests, customers)
@@ -244,27 +252,51 @@ export class LeadsWriteService {
    * and candidates, as a bulk request has), then every write with the COMMIT. What it reads of
    * the setup and subscribers is kept for asNew.
    */
-  private async checked(trx: WriteTransaction, requests: readonly CreateRequest[], way: WrittenGroup['way'], claim: boolean): Promise<WriteOutcome<WrittenGroup>> {
+  private async checked(
+    trx: WriteTransaction,
+    requests: readonly CreateRequest[],
+    way: WrittenGroup['way'],
+    claim: boolean,
+  ): Promise<WriteOutcome<WrittenGroup>> {
     const keys = claim ? requests.flatMap((request) => (request.hooks.key ? [request.hooks.key.claim] : [])) : []
     const reads = new StatementBatch().add(...this.idempotency.claimStatements(keys))
     const pending = byCustomerInLockOrder(requests).map(([customerId, members]) => ({
       customerId,
       members,
       setup: this.readSetup(reads, customerId),
-      candidates: this.readCandidates(reads, customerId, members.map((member) => member.draft), true),
+      candidates: this.readCandidates(
+        reads,
+        customerId,
+        members.map((member) => member.draft),
+        true,
+      ),
       subscribers: reads.read(this.outbox.subscribersRead(customerId, LEAD_CREATED)),
     }))
     await reads.send(trx)
-    const owners = await this.readOwners(trx, pending.map((customer) => ({customerId: customer.customerId, candidates: customer.candidates()})))
+    const owners = await this.readOwners(
+      trx,
+      pending.map((customer) => ({customerId: customer.customerId, candidates: customer.candidates()})),
+    )
     const customers: PlannedCustomer[] = []
     for (const customer of pending) {
       const subscribers = customer.subscribers()
       this.subscribers.set(customer.customerId, subscribers)
       const candidates = customer.candidates()
-      customers.push({customerId: customer.customerId, members: customer.members, known: await customer.setup(trx), candidates, owners: owners.get(customer.customerId) ?? new Map(), subscribers})
+      customers.push({
+        customerId: customer.customerId,
+        members: customer.members,
+        known: await customer.setup(trx),
+        candidates,
+        owners: owners.get(customer.customerId) ?? new Map(),
+        subscribers,
+      })
     }
     const plan = this.planCreates(requests, customers)
-    return {value: writtenGroup(plan, way), commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)], beforeCommit: plan.beforeCommit}
+    return {
+      value: writtenGroup(plan, way),
+      commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)],
+      beforeCommit: plan.beforeCommit,
+    }
   }
 
   /**
@@ -293,7 +325,9 @@ export class LeadsWriteService {
           const input = completeLeadInput(request.draft, known)
           const match = pool.find(input)
           if (match && stored.has(match.lead.id)) merging.add(customerId)
-          const record = match ? mergeLead(match.lead, input, now) : newLead(customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
+          const record = match
+            ? mergeLead(match.lead, input, now)
+            : newLead(customerId, input, {stageId: firstStageId(known.stages), sourceType: 'manual'}, now)
           if (match) pool.replace(match.position, record)
           else pool.add(record)
           changed.set(record.id, record)
@@ -348,7 +382,12 @@ export class LeadsWriteService {
       const reads = new StatementBatch().add(...this.idempotency.claimStatements(hooks.key ? [hooks.key.claim] : []))
       const setup = this.readSetup(reads, customerId)
       // A dry run reads without locking and writes nothing.
-      const candidates = this.readCandidates(reads, customerId, drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])), write)
+      const candidates = this.readCandidates(
+        reads,
+        customerId,
+        drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])),
+        write,
+      )
       const answered = reads.send(trx)
       // The guess is planned (synchronously) while the database takes the match-key locks and
       // reads the candidates: the request's first round trip, about 16 ms for 500 rows.
@@ -377,7 +416,12 @@ export class LeadsWriteService {
    * latest bulk matched stored leads. The caller uses it only when the reads bear both out, and
    * plans again otherwise.
    */
-  private guessAllNew(trx: WriteTransaction, customerId: string, drafts: readonly ParsedDraft[], onDuplicate: OnDuplicate): (PlannedBulk & {setup: CustomerSetup; leadRows: Statement[]}) | null {
+  private guessAllNew(
+    trx: WriteTransaction,
+    customerId: string,
+    drafts: readonly ParsedDraft[],
+    onDuplicate: OnDuplicate,
+  ): (PlannedBulk & {setup: CustomerSetup; leadRows: Statement[]}) | null {
     const setup = this.setups.get(customerId)?.setup
     if (!setup || this.bulkMatching.get(customerId)) return null
     const planned = planBulkRequest(customerId, drafts, [], setup, onDuplicate, this.clock.now())
@@ -416,10 +460,16 @@ export class LeadsWriteService {
    * write's transaction (SQLite's one connection is the transaction's), in one more round trip
    * that only a group with an owned candidate makes.
    */
-  private async readOwners(trx: WriteTransaction, customers: ReadonlyArray<{customerId: string; candidates: readonly MatchEntry[]}>): Promise<Map<string, Map<string, LeadOwner>>> {
+  private async readOwners(
+    trx: WriteTransaction,
+    customers: ReadonlyArray<{customerId: string; candidates: readonly MatchEntry[]}>,
+  ): Promise<Map<string, Map<string, LeadOwner>>> {
     const batch = new StatementBatch()
     const reads = customers.flatMap(({customerId, candidates}) => {
-      const read = this.leads.ownersRead(customerId, candidates.flatMap((entry) => (entry.lead.ownerId === null ? [] : [entry.lead.ownerId])))
+      const read = this.leads.ownersRead(
+        customerId,
+        candidates.flatMap((entry) => (entry.lead.ownerId === null ? [] : [entry.lead.ownerId])),
+      )
       return read ? [{customerId, owners: batch.read(read)}] : []
     })
     if (reads.length === 0) return new Map()
@@ -444,7 +494,14 @@ interface PlannedBulk {
   plan: BulkPlan
 }
 
-function planBulkRequest(customerId: string, drafts: readonly ParsedDraft[], existing: MatchEntry[], known: CustomerSetup, onDuplicate: OnDuplicate, now: number): PlannedBulk {
+function planBulkRequest(
+  customerId: string,
+  drafts: readonly ParsedDraft[],
+  existing: MatchEntry[],
+  known: CustomerSetup,
+  onDuplicate: OnDuplicate,
+  now: number,
+): PlannedBulk {
   const rows: BulkRow[] = drafts.map((draft, index) => {
     const parsed = 'value' in draft ? attempt(() => completeLeadInput(draft.value, known)) : draft
     return 'value' in parsed ? {index, input: parsed.value} : {index, error: parsed.error}

@@ -113,7 +113,10 @@ export function parseListQuery(raw: Record<string, string | string[] | undefined
   const query = params as unknown as ValidatedParams
   const foreign = query.sync ? given.find((name) => !SYNC_PARAMS.has(name)) : undefined
   if (foreign !== undefined) {
-    throw new ValidationError(`query parameter "${foreign}" cannot be used with sync=true; the change feed takes only cursor, limit, include_custom_fields and updated_since`, foreign)
+    throw new ValidationError(
+      `query parameter "${foreign}" cannot be used with sync=true; the change feed takes only cursor, limit, include_custom_fields and updated_since`,
+      foreign,
+    )
   }
   if (query.cursor !== undefined && query.offset !== 0) {
     throw new ValidationError('use either cursor or offset, not both; cursor is preferred', 'offset')

@@ -32,7 +32,15 @@ export function safeError(error: unknown): SafeError {
     message: safeMessage(error),
     // The stack opens with the message, statement included (over several lines when the statement
     // or a value has line breaks); only the frames are safe.
-    ...(typeof stack === 'string' ? {stack: stack.split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 7).join('\n')} : {}),
+    ...(typeof stack === 'string'
+      ? {
+          stack: stack
+            .split('\n')
+            .filter((line) => /^\s+at /.test(line))
+            .slice(0, 7)
+            .join('\n'),
+        }
+      : {}),
   }
 }
 

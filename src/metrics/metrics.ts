@@ -37,7 +37,12 @@ export class Metrics {
     const {Counter, Gauge, Histogram, Registry} = createRequire(import.meta.url)('prom-client') as typeof import('prom-client')
     this.registry = new Registry()
     const registers = [this.registry]
-    this.httpRequests = new Counter({name: 'leads_http_requests_total', help: 'API requests by route and status', labelNames: ['method', 'route', 'status'], registers})
+    this.httpRequests = new Counter({
+      name: 'leads_http_requests_total',
+      help: 'API requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    })
     this.httpDuration = new Histogram({
       name: 'leads_http_request_duration_seconds',
       help: 'API request latency by route and status',
@@ -46,7 +51,12 @@ export class Metrics {
       registers,
     })
     this.deliveries = new Counter({name: 'leads_webhook_deliveries_total', help: 'Finished webhook deliveries by outcome', labelNames: ['outcome'], registers})
-    this.breakerTransitions = new Counter({name: 'leads_webhook_breaker_transitions_total', help: 'Webhook circuit breaker changes, by the state entered', labelNames: ['to'], registers})
+    this.breakerTransitions = new Counter({
+      name: 'leads_webhook_breaker_transitions_total',
+      help: 'Webhook circuit breaker changes, by the state entered',
+      labelNames: ['to'],
+      registers,
+    })
     this.firstAttemptDelay = new Histogram({
       name: 'leads_webhook_first_attempt_delay_seconds',
       help: 'Time from a delivery being written (its lead created) to its first attempt going out',
@@ -56,7 +66,7 @@ export class Metrics {
     const states = () => this.workerStates?.() ?? {}
     new Gauge({
       name: 'leads_webhook_deliveries_held',
-      help: 'Deliveries this process\'s worker holds, by state: waiting (its turn), held (breaker open), backing_off, delivering',
+      help: "Deliveries this process's worker holds, by state: waiting (its turn), held (breaker open), backing_off, delivering",
       labelNames: ['state'],
       registers,
       collect() {

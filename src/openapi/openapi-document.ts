@@ -73,7 +73,10 @@ const REPLAYED = {'Idempotent-Replayed': {description: '`true` when this is a st
  */
 export function openApiDocument(): Json {
   const listParameters = Object.entries(LIST_QUERY_SCHEMA.properties).map(([name, schema]) => ({name, in: 'query', required: false, schema}))
-  const bulkRequest = {...BULK_REQUEST_SCHEMA, properties: {...BULK_REQUEST_SCHEMA.properties, leads: {...BULK_REQUEST_SCHEMA.properties.leads, items: ref('LeadInput')}}}
+  const bulkRequest = {
+    ...BULK_REQUEST_SCHEMA,
+    properties: {...BULK_REQUEST_SCHEMA.properties, leads: {...BULK_REQUEST_SCHEMA.properties.leads, items: ref('LeadInput')}},
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -129,7 +132,12 @@ export function openApiDocument(): Json {
             '201': {
               description: 'The webhook and its signing secret, shown this once.',
               headers: RATE_HEADERS,
-              content: json({type: 'object', additionalProperties: false, required: ['webhook', 'secret'], properties: {webhook: ref('Webhook'), secret: ref('SigningSecret')}}),
+              content: json({
+                type: 'object',
+                additionalProperties: false,
+                required: ['webhook', 'secret'],
+                properties: {webhook: ref('Webhook'), secret: ref('SigningSecret')},
+              }),
             },
             ...errors([400, 401, 403, 415, 429, 500]),
           },
@@ -141,7 +149,12 @@ export function openApiDocument(): Json {
             '200': {
               description: 'Webhooks, without secrets.',
               headers: RATE_HEADERS,
-              content: json({type: 'object', additionalProperties: false, required: ['webhooks'], properties: {webhooks: {type: 'array', items: ref('Webhook')}}}),
+              content: json({
+                type: 'object',
+                additionalProperties: false,
+                required: ['webhooks'],
+                properties: {webhooks: {type: 'array', items: ref('Webhook')}},
+              }),
             },
             ...errors([401, 403, 429, 500]),
           },
@@ -155,9 +168,15 @@ export function openApiDocument(): Json {
           requestBody: {required: true, content: json(ref('UpdateWebhook'))},
           responses: {
             '200': {
-              description: 'The webhook; `secret` only when rotate_secret was true. For 24 h after a rotation, deliveries also carry X-Service-Signature-Previous, made with the replaced secret.',
+              description:
+                'The webhook; `secret` only when rotate_secret was true. For 24 h after a rotation, deliveries also carry X-Service-Signature-Previous, made with the replaced secret.',
               headers: RATE_HEADERS,
-              content: json({type: 'object', additionalProperties: false, required: ['webhook'], properties: {webhook: ref('Webhook'), secret: ref('SigningSecret')}}),
+              content: json({
+                type: 'object',
+                additionalProperties: false,
+                required: ['webhook'],
+                properties: {webhook: ref('Webhook'), secret: ref('SigningSecret')},
+              }),
             },
             ...errors([400, 401, 403, 404, 415, 429, 500]),
           },
@@ -170,29 +189,49 @@ export function openApiDocument(): Json {
             '200': {
               description: 'Deleted.',
               headers: RATE_HEADERS,
-              content: json({type: 'object', additionalProperties: false, required: ['id', 'deleted'], properties: {id: {type: 'string'}, deleted: {const: true}}}),
+              content: json({
+                type: 'object',
+                additionalProperties: false,
+                required: ['id', 'deleted'],
+                properties: {id: {type: 'string'}, deleted: {const: true}},
+              }),
             },
             ...errors([401, 403, 404, 429, 500]),
           },
         }),
       },
       '/api/agents/crm/lead-webhooks/{id}/recover': {
-        post: operation('POST /api/agents/crm/lead-webhooks/:id/recover', "Queue a webhook's failed deliveries again", {
-          operationId: 'recoverWebhookDeliveries',
-          tags: ['webhooks'],
-          parameters: [WEBHOOK_ID],
-          requestBody: {required: true, content: json(ref('RecoverRequest'))},
-          responses: {
-            '202': {description: 'How many failed deliveries were queued; they are sent within seconds.', headers: RATE_HEADERS, content: json(ref('RecoverResponse'))},
-            ...errors([400, 401, 403, 404, 409, 415, 429, 500], {
-              400: 'Missing or invalid `since`, one more than 7 days ago, or one in the future (`param: "since"`).',
-              409: 'The webhook is disabled: its deliveries would be cancelled, not sent. Enable it first.',
-            }),
+        post: operation(
+          'POST /api/agents/crm/lead-webhooks/:id/recover',
+          "Queue a webhook's failed deliveries again",
+          {
+            operationId: 'recoverWebhookDeliveries',
+            tags: ['webhooks'],
+            parameters: [WEBHOOK_ID],
+            requestBody: {required: true, content: json(ref('RecoverRequest'))},
+            responses: {
+              '202': {
+                description: 'How many failed deliveries were queued; they are sent within seconds.',
+                headers: RATE_HEADERS,
+                content: json(ref('RecoverResponse')),
+              },
+              ...errors([400, 401, 403, 404, 409, 415, 429, 500], {
+                400: 'Missing or invalid `since`, one more than 7 days ago, or one in the future (`param: "since"`).',
+                409: 'The webhook is disabled: its deliveries would be cancelled, not sent. Enable it first.',
+              }),
+            },
           },
-        }, 'Queues again every failed delivery of the webhook created at or after `since` (at most 7 days back): a delivery that used up its `retry_attempts + 1` attempts starts over with a fresh schedule, keeping its `X-Service-Delivery` id, each attempt signed afresh.'),
+          'Queues again every failed delivery of the webhook created at or after `since` (at most 7 days back): a delivery that used up its `retry_attempts + 1` attempts starts over with a fresh schedule, keeping its `X-Service-Delivery` id, each attempt signed afresh.',
+        ),
       },
       '/healthz': {
-        get: {operationId: 'health', tags: ['health'], summary: 'The process is up', security: [], responses: {'200': {description: 'Up.', content: json({type: 'object', required: ['status'], properties: {status: {const: 'ok'}}})}}},
+        get: {
+          operationId: 'health',
+          tags: ['health'],
+          summary: 'The process is up',
+          security: [],
+          responses: {'200': {description: 'Up.', content: json({type: 'object', required: ['status'], properties: {status: {const: 'ok'}}})}},
+        },
       },
       '/readyz': {
         get: {
@@ -217,7 +256,7 @@ export function openApiDocument(): Json {
         RateLimitRemaining: {description: 'Requests left in that window.', schema: {type: 'integer'}},
         RateLimitReset: {description: 'Seconds until that window resets.', schema: {type: 'integer'}},
         RetryAfter: {description: 'Seconds to wait before retrying.', schema: {type: 'integer'}},
-        RequestId: {description: 'Request id: the caller\'s X-Request-Id when sane, otherwise minted.', schema: {type: 'string'}},
+        RequestId: {description: "Request id: the caller's X-Request-Id when sane, otherwise minted.", schema: {type: 'string'}},
       },
       schemas: {
         Lead: LEAD_SCHEMA,

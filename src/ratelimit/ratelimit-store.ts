@@ -21,8 +21,9 @@ export class RateLimitStore {
 
   /** The key's override and its customer's, in one query. */
   async findForKey(keyId: string, customerId: string): Promise<{key: LimitOverride | null; customer: LimitOverride | null}> {
-    const rows = (await this.db('rate_limit_overrides')
-      .where((q) => q.where({scope_type: 'key', scope_id: keyId}).orWhere({scope_type: 'customer', scope_id: customerId}))) as Row[]
+    const rows = (await this.db('rate_limit_overrides').where((q) =>
+      q.where({scope_type: 'key', scope_id: keyId}).orWhere({scope_type: 'customer', scope_id: customerId}),
+    )) as Row[]
     const overrides = rows.map(fromRow)
     return {
       key: overrides.find((o) => o.scope.type === 'key') ?? null,

@@ -63,7 +63,9 @@ export class RequestLimiter {
     keyPrefix = 'leads:rl',
   ) {
     // Required, not imported: only the daemon limits requests (see services.ts).
-    const {RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts} = createRequire(import.meta.url)('rate-limiter-flexible') as typeof import('rate-limiter-flexible')
+    const {RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts} = createRequire(import.meta.url)(
+      'rate-limiter-flexible',
+    ) as typeof import('rate-limiter-flexible')
     const build = (window: Window): RateLimiterAbstract => {
       const options = {keyPrefix: `${keyPrefix}:${window}`, points: COUNTER_CEILING, duration: WINDOW_SECONDS[window]}
       if (!redis) return new RateLimiterMemory(options)

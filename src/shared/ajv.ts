@@ -42,11 +42,7 @@ export function errorParam(error: ErrorObject): string | undefined {
 }
 
 /** Turns the first ajv error into a ValidationError, using a per-field description when one is known. */
-export function toValidationError(
-  error: ErrorObject | undefined,
-  describe: (param: string) => string | undefined,
-  noun: string,
-): ValidationError {
+export function toValidationError(error: ErrorObject | undefined, describe: (param: string) => string | undefined, noun: string): ValidationError {
   if (!error) return new ValidationError(`invalid ${noun}`)
   const param = errorParam(error)
   if (error.keyword === 'additionalProperties') {

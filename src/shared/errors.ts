@@ -1,11 +1,5 @@
 /** The `type` values of the API's error envelope. */
-export type ErrorType =
-  | 'authentication_error'
-  | 'authorization_error'
-  | 'invalid_request_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'api_error'
+export type ErrorType = 'authentication_error' | 'authorization_error' | 'invalid_request_error' | 'not_found_error' | 'rate_limit_error' | 'api_error'
 
 /**
  * Base of every error the core throws on purpose. It carries what the HTTP envelope needs

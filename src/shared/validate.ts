@@ -15,10 +15,7 @@ export function requireUuid(value: string, param: string): string {
 
 export function requireSlug(value: string, param: string): string {
   if (!SLUG_PATTERN.test(value)) {
-    throw new ValidationError(
-      `${param} must start with a lower-case letter and hold only a-z, 0-9 and _ (at most 64), got "${value}"`,
-      param,
-    )
+    throw new ValidationError(`${param} must start with a lower-case letter and hold only a-z, 0-9 and _ (at most 64), got "${value}"`, param)
   }
   return value
 }

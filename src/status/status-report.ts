@@ -38,7 +38,13 @@ export async function statusReport(config: Config, cwd: string, client: ClientSe
   const database = await databaseCheck(config, cwd)
   try {
     const keys = database.db && new KeysStore(database.db)
-    const checks = [database.check, masterKeyCheck(database.config ?? config), await redisCheck(config), await daemonCheck(config, client), await clientCheck(config, client, keys)]
+    const checks = [
+      database.check,
+      masterKeyCheck(database.config ?? config),
+      await redisCheck(config),
+      await daemonCheck(config, client),
+      await clientCheck(config, client, keys),
+    ]
     return {ok: checks.every((check) => check.ok !== false), checks}
   } finally {
     await database.db?.destroy()
@@ -63,7 +69,15 @@ async function databaseCheck(config: Config, cwd: string): Promise<{check: Statu
     return {check, config: located, db}
   } catch (error) {
     await db.destroy()
-    return {check: {check: 'database', ok: false, summary: `${where}: unreachable (${safeMessage(error)})`, hint: 'is the database running? LEADS_DATABASE_URL names it'}, config: located}
+    return {
+      check: {
+        check: 'database',
+        ok: false,
+        summary: `${where}: unreachable (${safeMessage(error)})`,
+        hint: 'is the database running? LEADS_DATABASE_URL names it',
+      },
+      config: located,
+    }
   }
 }
 
@@ -97,7 +111,12 @@ async function daemonCheck(config: Config, client: ClientSettings): Promise<Stat
     const reasons = ((await response.json().catch(() => ({}))) as {reasons?: string[]}).reasons ?? []
     return {check: 'daemon', ok: false, summary: `${base}: not ready (${reasons.join('; ') || `HTTP ${response.status}`})`}
   } catch (error) {
-    return {check: 'daemon', ok: false, summary: `${base}: not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`, hint: 'start it with `leads daemon` (npm start), or set LEADS_BASE_URL to where it runs'}
+    return {
+      check: 'daemon',
+      ok: false,
+      summary: `${base}: not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`,
+      hint: 'start it with `leads daemon` (npm start), or set LEADS_BASE_URL to where it runs',
+    }
   }
 }
 
@@ -109,7 +128,9 @@ async function clientCheck(config: Config, client: ClientSettings, keys: KeysSto
   const grant = keys ? await keys.findByTokenHash(hashToken(apiToken)).catch(() => null) : null
   if (grant) {
     const {key} = grant
-    parts.push(`key ${key.id}${key.name ? ` "${key.name}"` : ''}, ${keyState(key, Date.now())}, scopes ${key.scopes.join(' ')}${key.internal ? ' (internal)' : ''}`)
+    parts.push(
+      `key ${key.id}${key.name ? ` "${key.name}"` : ''}, ${keyState(key, Date.now())}, scopes ${key.scopes.join(' ')}${key.internal ? ' (internal)' : ''}`,
+    )
     if (customerId !== null && key.customerId !== customerId.toLowerCase()) {
       parts.push(`locked to customer ${key.customerId}`)
       ok = false
@@ -135,10 +156,19 @@ async function apiProbe(base: string, token: string, customerId: string | null):
     if (response.ok) return {ok: true, summary: `API at ${base} accepts the token${budget}`}
     const message = ((await response.json().catch(() => ({}))) as {error?: {message?: string}}).error?.message ?? ''
     // 403 for a key without the read scope still proves the token and the customer.
-    if (response.status === 403 && /lacks the scope/.test(message)) return {ok: true, summary: `API at ${base} accepts the token (it cannot read leads)${budget}`}
-    return {ok: false, summary: `API at ${base} answers ${response.status}: ${message}${budget}`, hint: 'check LEADS_API_TOKEN and LEADS_CUSTOMER_ID with the operator'}
+    if (response.status === 403 && /lacks the scope/.test(message))
+      return {ok: true, summary: `API at ${base} accepts the token (it cannot read leads)${budget}`}
+    return {
+      ok: false,
+      summary: `API at ${base} answers ${response.status}: ${message}${budget}`,
+      hint: 'check LEADS_API_TOKEN and LEADS_CUSTOMER_ID with the operator',
+    }
   } catch (error) {
-    return {ok: false, summary: `API at ${base} not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`, hint: 'is the daemon running? LEADS_BASE_URL names it'}
+    return {
+      ok: false,
+      summary: `API at ${base} not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`,
+      hint: 'is the daemon running? LEADS_BASE_URL names it',
+    }
   }
 }
 

@@ -29,7 +29,11 @@ export function DeliveryTailView({entries, counts, following}: {entries: readonl
         return (
           <Text key={`${entry.delivery_id}:${entry.attempt}`} wrap="truncate-end">
             <Text dimColor>{cells[0]}</Text> {cells.slice(1, OUTCOME).join(' ')} <Text color={OUTCOME_COLORS[entry.outcome]}>{cells[OUTCOME]}</Text>{' '}
-            <Text color={DELIVERY_STATE_COLORS[entry.state]}>{cells[STATE]}</Text> {cells.slice(STATE + 1).join(' ').trimEnd()}
+            <Text color={DELIVERY_STATE_COLORS[entry.state]}>{cells[STATE]}</Text>{' '}
+            {cells
+              .slice(STATE + 1)
+              .join(' ')
+              .trimEnd()}
           </Text>
         )
       })}

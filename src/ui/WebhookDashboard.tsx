@@ -12,7 +12,10 @@ export function WebhookDashboard({data}: {data: WebhookInspection}) {
     <Box flexDirection="column">
       <Box borderStyle="round" borderColor={webhook.is_active ? 'green' : 'red'} flexDirection="column" paddingX={1}>
         <Text>
-          <Text bold>{webhook.id}</Text> <Text color={webhook.is_active ? 'green' : 'red'}>{webhook.is_active ? 'active' : `disabled${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`}</Text>
+          <Text bold>{webhook.id}</Text>{' '}
+          <Text color={webhook.is_active ? 'green' : 'red'}>
+            {webhook.is_active ? 'active' : `disabled${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`}
+          </Text>
         </Text>
         <Text>{webhook.url}</Text>
         <Text dimColor>
@@ -34,7 +37,8 @@ export function WebhookDashboard({data}: {data: WebhookInspection}) {
       {recent.map((delivery) => (
         <Box key={delivery.id} flexDirection="column">
           <Text>
-            <Text color={DELIVERY_STATE_COLORS[delivery.state]}>{delivery.state.padEnd(STATE_WIDTH)}</Text> {delivery.id} <Text dimColor>{delivery.created_at}</Text>
+            <Text color={DELIVERY_STATE_COLORS[delivery.state]}>{delivery.state.padEnd(STATE_WIDTH)}</Text> {delivery.id}{' '}
+            <Text dimColor>{delivery.created_at}</Text>
             {delivery.next_attempt_at ? <Text color="yellow"> next attempt {delivery.next_attempt_at}</Text> : null}
           </Text>
           {delivery.attempts.map((attempt) => (

@@ -60,7 +60,9 @@ export function layoutTable<Row>(all: ReadonlyArray<Column<Row>>, rows: readonly
   const selected = selectColumns(all, options.columns)
   const values = selected.map((column) => rows.map((row) => terminalSafe(column.value(row))))
   const natural = selected.map((column, index) => Math.max(column.header.length, ...values[index]!.map((value) => value.length)))
-  const narrowest = selected.map((column, index) => (kindOf(column) === 'text' ? Math.min(natural[index]!, Math.max(MIN_TEXT_WIDTH, column.header.length)) : natural[index]!))
+  const narrowest = selected.map((column, index) =>
+    kindOf(column) === 'text' ? Math.min(natural[index]!, Math.max(MIN_TEXT_WIDTH, column.header.length)) : natural[index]!,
+  )
 
   const width = options.width ?? Number.POSITIVE_INFINITY
   const shown: number[] = []

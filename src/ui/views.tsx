@@ -25,7 +25,13 @@ export interface ProgressView<T> {
   done(): void
 }
 
-export function showTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], emptyText: string, width?: number, columnNames?: readonly string[]): Promise<void> {
+export function showTable<Row>(
+  columns: ReadonlyArray<Column<Row>>,
+  rows: readonly Row[],
+  emptyText: string,
+  width?: number,
+  columnNames?: readonly string[],
+): Promise<void> {
   return renderOnce(<Table columns={columns} rows={rows} emptyText={emptyText} width={width} columnNames={columnNames} />)
 }
 

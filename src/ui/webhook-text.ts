@@ -15,7 +15,9 @@ export function formatWebhookInspection({webhook, scheduling, health, recent}: W
   ]
   if (recent.length === 0) lines.push('  none')
   for (const delivery of recent) {
-    lines.push(`  ${delivery.state.padEnd(STATE_WIDTH)} ${delivery.id} ${delivery.created_at}${delivery.next_attempt_at ? `  next attempt ${delivery.next_attempt_at}` : ''}`)
+    lines.push(
+      `  ${delivery.state.padEnd(STATE_WIDTH)} ${delivery.id} ${delivery.created_at}${delivery.next_attempt_at ? `  next attempt ${delivery.next_attempt_at}` : ''}`,
+    )
     for (const attempt of delivery.attempts) {
       lines.push(`    #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error ?? '-'} ${attempt.duration_ms}ms ${attempt.outcome}`)
     }

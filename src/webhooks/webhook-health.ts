@@ -20,7 +20,12 @@ export class WebhookHealth {
     const now = this.clock.now()
     const webhook = await this.store.recordFailure(webhookId, now)
     if (!webhook?.isActive || webhook.failingSince === null || now - webhook.failingSince < AUTO_DISABLE_AFTER_MS) return
-    await this.store.update(webhook.customerId, webhook.id, {isActive: false, disabledReason: 'every delivery failed for 5 days', disabledBy: 'system', updatedAt: now})
+    await this.store.update(webhook.customerId, webhook.id, {
+      isActive: false,
+      disabledReason: 'every delivery failed for 5 days',
+      disabledBy: 'system',
+      updatedAt: now,
+    })
     this.logger.warn({webhook_id: webhook.id, customer_id: webhook.customerId}, 'webhook disabled after 5 days of failed deliveries')
   }
 }

@@ -138,7 +138,12 @@ export function deliveryReport(delivery: DeliveryWithAttempts, view: DeliverySta
 }
 
 /** A delivery with its event and its webhook's scheduling, as `leads deliveries show` reports it. */
-export function deliveryDetailReport(delivery: DeliveryWithAttempts, view: DeliveryStateView, event: StoredEvent | null, scheduling: WebhookScheduling | null): DeliveryDetailReport {
+export function deliveryDetailReport(
+  delivery: DeliveryWithAttempts,
+  view: DeliveryStateView,
+  event: StoredEvent | null,
+  scheduling: WebhookScheduling | null,
+): DeliveryDetailReport {
   return {
     ...deliveryReport(delivery, view),
     event_type: event?.type ?? null,

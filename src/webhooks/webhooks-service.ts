@@ -149,7 +149,9 @@ export class WebhooksService {
     const deliveryId = randomUUID()
     const sender = new DeliverySender(this.targets)
     try {
-      const result = await sender.send(signedRequest(found.webhook, signingSecrets(found, this.secrets, now), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now))
+      const result = await sender.send(
+        signedRequest(found.webhook, signingSecrets(found, this.secrets, now), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now),
+      )
       return {webhook: found.webhook, deliveryId, result}
     } finally {
       sender.close()
@@ -174,7 +176,11 @@ export class WebhooksService {
    */
   async setMaxInFlight(id: string, cap: number | null): Promise<Webhook> {
     if (cap !== null && (!Number.isInteger(cap) || cap < 1 || cap > MAX_IN_FLIGHT_LIMIT)) {
-      throw new ValidationError(`max in flight must be a whole number from 1 to ${MAX_IN_FLIGHT_LIMIT}, got ${cap}`, 'max_in_flight', `\`leads webhooks limit ${id} --reset\` goes back to the default of ${DEFAULT_MAX_IN_FLIGHT}`)
+      throw new ValidationError(
+        `max in flight must be a whole number from 1 to ${MAX_IN_FLIGHT_LIMIT}, got ${cap}`,
+        'max_in_flight',
+        `\`leads webhooks limit ${id} --reset\` goes back to the default of ${DEFAULT_MAX_IN_FLIGHT}`,
+      )
     }
     const webhook = await this.getById(id)
     await this.store.update(webhook.customerId, id, {maxInFlight: cap, updatedAt: this.clock.now()})

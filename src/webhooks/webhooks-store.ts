@@ -100,7 +100,8 @@ export class WebhooksStore {
   subscribersRead(customerId: string, eventType: EventType): Read<string[]> {
     return {
       statement: compile(this.db('webhooks').where({customer_id: customerId, is_active: true}).select('id', 'event_types')),
-      read: (result) => (result.rows as Array<{id: string; event_types: string}>).filter((row) => row.event_types.split(',').includes(eventType)).map((row) => row.id),
+      read: (result) =>
+        (result.rows as Array<{id: string; event_types: string}>).filter((row) => row.event_types.split(',').includes(eventType)).map((row) => row.id),
     }
   }
 
@@ -154,7 +155,11 @@ export class WebhooksStore {
 
   /** Health after deliveries to these webhooks succeeded: the statement, for a batch. */
   successes(ids: readonly string[], now: number): Statement {
-    return compile(this.db('webhooks').whereIn('id', [...ids]).update({consecutive_failures: 0, failing_since: null, last_success_at: now}))
+    return compile(
+      this.db('webhooks')
+        .whereIn('id', [...ids])
+        .update({consecutive_failures: 0, failing_since: null, last_success_at: now}),
+    )
   }
 
   /** The webhooks of these ids, with their sealed secrets: a worker's look at the webhooks it holds deliveries of. */
@@ -166,7 +171,9 @@ export class WebhooksStore {
 
   /** Records a breaker state that a worker decided. */
   async setBreaker(webhook: Pick<Webhook, 'customerId' | 'id'>, breaker: Breaker): Promise<void> {
-    await this.db('webhooks').where({customer_id: webhook.customerId, id: webhook.id}).update({breaker_state: breaker.state, breaker_until: breaker.until, breaker_opened_at: breaker.openedAt})
+    await this.db('webhooks')
+      .where({customer_id: webhook.customerId, id: webhook.id})
+      .update({breaker_state: breaker.state, breaker_until: breaker.until, breaker_opened_at: breaker.openedAt})
   }
 
   /**

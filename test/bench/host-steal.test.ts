@@ -13,7 +13,9 @@ describe('benchmarks: CPU time taken by the host', function () {
 
   it('gives the stolen share of the time between two readings, and says when it is too high', function () {
     expect(stealReport({steal: 100, total: 10_000}, {steal: 110, total: 11_000})).to.equal('CPU time taken by the host (steal) during the run: 1.0%')
-    expect(stealReport({steal: 100, total: 10_000}, {steal: 350, total: 11_000})).to.equal('CPU time taken by the host (steal) during the run: 25.0% (above 2%: not a quiet-machine figure)')
+    expect(stealReport({steal: 100, total: 10_000}, {steal: 350, total: 11_000})).to.equal(
+      'CPU time taken by the host (steal) during the run: 25.0% (above 2%: not a quiet-machine figure)',
+    )
     expect(stealReport(null, {steal: 1, total: 2})).to.match(/not measured/)
   })
 })

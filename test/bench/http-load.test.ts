@@ -34,7 +34,10 @@ describe('bench load client', function () {
     expect(connection.closed, 'the server closed the idle connection').to.equal(true)
 
     const outcome = await Promise.race([
-      connection.get('/', {}).then(() => 'answered', (error: Error) => `refused: ${error.message}`),
+      connection.get('/', {}).then(
+        () => 'answered',
+        (error: Error) => `refused: ${error.message}`,
+      ),
       new Promise((resolve) => setTimeout(() => resolve('left waiting'), 1000)),
     ])
     expect(outcome).to.equal('refused: the connection closed')

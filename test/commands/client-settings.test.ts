@@ -19,7 +19,12 @@ describe('client settings and profiles', function () {
   let leadId: string
   /** Only the CLI's config directory: no LEADS_BASE_URL, LEADS_API_TOKEN or LEADS_CUSTOMER_ID. */
   const bare = () => ({LEADS_CONFIG_DIR: configDir})
-  const pulledIds = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as {id: string}).id)
+  const pulledIds = (stdout: string) =>
+    stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as {id: string}).id)
 
   before(async function () {
     daemon = await startTestDaemon(backend)
@@ -37,7 +42,11 @@ describe('client settings and profiles', function () {
   })
 
   it('keeps settings in a profile file only its owner can read, and shows a token only by its ends', async function () {
-    for (const [name, value] of [['base-url', daemon.url], ['token', tenant.token], ['customer', tenant.customer.id]]) {
+    for (const [name, value] of [
+      ['base-url', daemon.url],
+      ['token', tenant.token],
+      ['customer', tenant.customer.id],
+    ]) {
       const set = await runCli(['config', 'set', name!, value!], bare())
       expect(set.code, set.stderr).to.equal(0)
       expect(set.stdout).not.to.include(tenant.token)
@@ -73,7 +82,9 @@ describe('client settings and profiles', function () {
   it('says in one line how to give a missing setting, and refuses a bad value or an unknown profile', async function () {
     const missing = await runCli(['pull', '--no-state'], bare())
     expect(missing.code).to.equal(1)
-    expect(missing.stderr).to.equal('Error: no API base URL given (http://127.0.0.1:8080) (hint: pass --base-url, set LEADS_BASE_URL, or keep it in a profile: leads config set base-url …)\n')
+    expect(missing.stderr).to.equal(
+      'Error: no API base URL given (http://127.0.0.1:8080) (hint: pass --base-url, set LEADS_BASE_URL, or keep it in a profile: leads config set base-url …)\n',
+    )
     const badCustomer = await runCli(['config', 'set', 'customer', 'acme'], bare())
     expect(badCustomer.code).to.equal(1)
     expect(badCustomer.stderr).to.include('customer must be a UUID, got "acme"')

@@ -85,12 +85,16 @@ describe('delivery state commands', function () {
         )
       }
       // As a worker takes its slot: in Redis where there is one (so the commands must read it there), else the database.
-      if (setup.onTheWire) expect(await services.inFlight.exchange({customerId, id: webhook.id}, DEFAULT_MAX_IN_FLIGHT, [], [id], now + 60_000, now)).to.deep.equal([id])
+      if (setup.onTheWire)
+        expect(await services.inFlight.exchange({customerId, id: webhook.id}, DEFAULT_MAX_IN_FLIGHT, [], [id], now + 60_000, now)).to.deep.equal([id])
       return id
     }
 
     async function openBreaker(webhook: Webhook, until: number, openedAt: number): Promise<void> {
-      await services.db('webhooks').where({customer_id: customerId, id: webhook.id}).update({breaker_state: 'open', breaker_until: until, breaker_opened_at: openedAt})
+      await services
+        .db('webhooks')
+        .where({customer_id: customerId, id: webhook.id})
+        .update({breaker_state: 'open', breaker_until: until, breaker_opened_at: openedAt})
     }
 
     describe('deliveries show', function () {
@@ -108,7 +112,11 @@ describe('delivery state commands', function () {
         expect(waitingShown).to.include({status: 'pending', state: 'waiting'})
         // Due already: its next attempt is as soon as it gets its turn, now.
         expect(Date.parse(waitingShown.next_attempt_at)).to.be.at.least(before)
-        expect(waitingShown.webhook_scheduling).to.deep.equal({breaker: {state: 'closed', until: null, opened_at: null}, in_flight: 1, max_in_flight: DEFAULT_MAX_IN_FLIGHT})
+        expect(waitingShown.webhook_scheduling).to.deep.equal({
+          breaker: {state: 'closed', until: null, opened_at: null},
+          in_flight: 1,
+          max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        })
         expect(await shown(backingOff)).to.include({status: 'pending', state: 'backing_off', next_attempt_at: iso(retryAt)})
         expect(await shown(delivering)).to.include({status: 'delivering', state: 'delivering', next_attempt_at: null})
         expect(await shown(succeeded)).to.include({status: 'succeeded', state: 'succeeded', next_attempt_at: null})
@@ -130,8 +138,12 @@ describe('delivery state commands', function () {
         expect(json).to.include({status: 'pending', state: 'held', next_attempt_at: iso(probeAt)})
         expect(json.webhook_scheduling.breaker).to.deep.equal({state: 'open', until: iso(probeAt), opened_at: iso(openedAt)})
         const text = await runCli(['deliveries', 'show', held], env)
-        expect(text.stdout).to.include(`state:        held (its webhook's circuit breaker is open: nothing is sent until the probe), next attempt ${iso(probeAt)}\n`)
-        expect(text.stdout).to.include(`webhook:      breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 0 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`)
+        expect(text.stdout).to.include(
+          `state:        held (its webhook's circuit breaker is open: nothing is sent until the probe), next attempt ${iso(probeAt)}\n`,
+        )
+        expect(text.stdout).to.include(
+          `webhook:      breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 0 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`,
+        )
       })
     })
 
@@ -147,7 +159,11 @@ describe('delivery state commands', function () {
         await openBreaker(webhook, probeAt, openedAt)
 
         const inspected = await runCliJson(['webhooks', 'inspect', webhook.id], env)
-        expect(inspected.scheduling).to.deep.equal({breaker: {state: 'open', until: iso(probeAt), opened_at: iso(openedAt)}, in_flight: 1, max_in_flight: DEFAULT_MAX_IN_FLIGHT})
+        expect(inspected.scheduling).to.deep.equal({
+          breaker: {state: 'open', until: iso(probeAt), opened_at: iso(openedAt)},
+          in_flight: 1,
+          max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        })
         expect(inspected.webhook).to.include({max_in_flight: DEFAULT_MAX_IN_FLIGHT, max_in_flight_override: null})
         const recent = new Map(inspected.recent.map((d: {id: string; state: string; next_attempt_at: string | null}) => [d.id, [d.state, d.next_attempt_at]]))
         expect(Object.fromEntries(recent)).to.deep.equal({
@@ -166,14 +182,22 @@ describe('delivery state commands', function () {
         expect(text.stdout).to.match(new RegExp(`\\n  held        ${held} \\S+  next attempt ${iso(probeAt)}\\n`))
 
         const dashboard = (await runCliAtTerminal(['webhooks', 'inspect', webhook.id], env)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
-        expect(dashboard).to.include(`sending breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 1 of ${DEFAULT_MAX_IN_FLIGHT} (default cap) in flight`)
+        expect(dashboard).to.include(
+          `sending breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 1 of ${DEFAULT_MAX_IN_FLIGHT} (default cap) in flight`,
+        )
         expect(dashboard).to.include(`backing_off ${backingOff} `)
         expect(dashboard).to.include(`held ${held} `)
 
         const deliveries = await runCliJson(['deliveries', 'list', '--webhook', webhook.id], env)
-        expect(Object.fromEntries(deliveries.deliveries.map((d: {id: string; state: string}) => [d.id, d.state]))).to.deep.equal({[backingOff]: 'backing_off', [delivering]: 'delivering', [held]: 'held'})
+        expect(Object.fromEntries(deliveries.deliveries.map((d: {id: string; state: string}) => [d.id, d.state]))).to.deep.equal({
+          [backingOff]: 'backing_off',
+          [delivering]: 'delivering',
+          [held]: 'held',
+        })
         const rows = await runCli(['deliveries', 'list', '--webhook', webhook.id, '--columns', 'id,status,state'], env)
-        expect(rows.stdout.split('\n').filter(Boolean).sort()).to.deep.equal([`${backingOff}\tpending\tbacking_off`, `${delivering}\tdelivering\tdelivering`, `${held}\tpending\theld`].sort())
+        expect(rows.stdout.split('\n').filter(Boolean).sort()).to.deep.equal(
+          [`${backingOff}\tpending\tbacking_off`, `${delivering}\tdelivering\tdelivering`, `${held}\tpending\theld`].sort(),
+        )
 
         const listed = await runCliJson(['webhooks', 'list', '--customer', customerId], env)
         expect(listed.webhooks[0]).to.include({id: webhook.id, max_in_flight: DEFAULT_MAX_IN_FLIGHT, max_in_flight_override: null})
@@ -225,9 +249,13 @@ describe('delivery state commands', function () {
     describe('deliveries tail', function () {
       /** The tail of this test's customer in a pipe, until its output has `lines` lines; then Ctrl-C. */
       async function tailInPipe(extra: string[], lines: number, setUp: () => Promise<void>): Promise<string[]> {
-        const tail: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'deliveries', 'tail', '--customer', customerId, '--interval', '200ms', ...extra], {
-          env: {...process.env, ...env, NODE_EXTRA_CA_CERTS: ''},
-        })
+        const tail: ChildProcessWithoutNullStreams = spawn(
+          process.execPath,
+          [CLI, 'deliveries', 'tail', '--customer', customerId, '--interval', '200ms', ...extra],
+          {
+            env: {...process.env, ...env, NODE_EXTRA_CA_CERTS: ''},
+          },
+        )
         let output = ''
         let errors = ''
         tail.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -275,12 +303,41 @@ describe('delivery state commands', function () {
         const entries = lines.map((line) => JSON.parse(line))
         const byDelivery = (id: string) => entries.filter((entry) => entry.delivery_id === id).map(({at: _at, lead_id: _lead, ...entry}) => entry)
         expect(byDelivery(ids['held']!)).to.deep.equal([
-          {delivery_id: ids['held'], webhook_id: held.id, event_type: 'lead.created', delivery_status: 'pending', state: 'held', next_attempt_at: iso(probeAt), attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'},
+          {
+            delivery_id: ids['held'],
+            webhook_id: held.id,
+            event_type: 'lead.created',
+            delivery_status: 'pending',
+            state: 'held',
+            next_attempt_at: iso(probeAt),
+            attempt: 0,
+            result: 'queued',
+            duration_ms: null,
+            outcome: 'queued',
+          },
         ])
         expect(byDelivery(ids['delivering']!)).to.deep.equal([
-          {delivery_id: ids['delivering'], webhook_id: webhook.id, event_type: 'lead.created', delivery_status: 'delivering', state: 'delivering', next_attempt_at: null, attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'},
+          {
+            delivery_id: ids['delivering'],
+            webhook_id: webhook.id,
+            event_type: 'lead.created',
+            delivery_status: 'delivering',
+            state: 'delivering',
+            next_attempt_at: null,
+            attempt: 0,
+            result: 'queued',
+            duration_ms: null,
+            outcome: 'queued',
+          },
         ])
-        const failed = {delivery_id: ids['failed'], webhook_id: webhook.id, event_type: 'lead.created', delivery_status: 'failed', state: 'failed', next_attempt_at: null}
+        const failed = {
+          delivery_id: ids['failed'],
+          webhook_id: webhook.id,
+          event_type: 'lead.created',
+          delivery_status: 'failed',
+          state: 'failed',
+          next_attempt_at: null,
+        }
         expect(byDelivery(ids['failed']!)).to.deep.equal([
           {...failed, attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued'},
           {...failed, attempt: 1, result: 'ECONNRESET: socket hang up', duration_ms: 40, outcome: 'final'},
@@ -291,9 +348,19 @@ describe('delivery state commands', function () {
         const webhook = await newWebhook()
         const retryAt = Date.now() + 60_000
         // Even where the suite runs on CI, where Ink would print only its last frame.
-        const run = startCliAtTerminal(['deliveries', 'tail', '--customer', customerId, '--interval', '200ms'], {...env, CI: 'false', CONTINUOUS_INTEGRATION: 'false'}, 80)
+        const run = startCliAtTerminal(
+          ['deliveries', 'tail', '--customer', customerId, '--interval', '200ms'],
+          {...env, CI: 'false', CONTINUOUS_INTEGRATION: 'false'},
+          80,
+        )
         const backingOff = await addDelivery(webhook, {attempts: [{statusCode: 503, outcome: 'retry'}], nextAttemptAt: retryAt})
-        const succeeded = await addDelivery(webhook, {status: 'succeeded', attempts: [{statusCode: null, error: 'ETIMEDOUT: connect ETIMEDOUT', outcome: 'retry'}, {statusCode: 204, outcome: 'success'}]})
+        const succeeded = await addDelivery(webhook, {
+          status: 'succeeded',
+          attempts: [
+            {statusCode: null, error: 'ETIMEDOUT: connect ETIMEDOUT', outcome: 'retry'},
+            {statusCode: 204, outcome: 'success'},
+          ],
+        })
         const counters = 'deliveries: 2 queued, 1 succeeded, 0 failed · attempts: 3 (1 retry)'
         const screen = () => run.shown().replace(ANSI, '').split(/\r|\n/)
         try {
@@ -317,7 +384,11 @@ describe('delivery state commands', function () {
           new RegExp(`^${time} ${short.succeeded} ${short.webhook} #1  ETIMEDOUT {4}40ms retry$`),
           new RegExp(`^${time} ${short.succeeded} ${short.webhook} #2  204 {10}40ms success$`),
         ]
-        for (const pattern of expected) expect(entryLines.some((line) => pattern.test(line)), `${pattern} in\n${entryLines.join('\n')}`).to.equal(true)
+        for (const pattern of expected)
+          expect(
+            entryLines.some((line) => pattern.test(line)),
+            `${pattern} in\n${entryLines.join('\n')}`,
+          ).to.equal(true)
         // Ids stay whole nowhere on screen but the one the tail follows.
         expect(result.stdout).not.to.include(backingOff)
         expect(result.stdout).not.to.include(webhook.id)

@@ -36,7 +36,10 @@ describe('operator commands', function () {
 
     it('maintenance recount and reindex rebuild the kept counts and search words of one customer, and refuse an unknown one', async function () {
       const stages = await services.customers.listStages(customerId)
-      await insertLeads(services, Array.from({length: 3}, () => leadRecord({customer: {id: customerId}, stages})))
+      await insertLeads(
+        services,
+        Array.from({length: 3}, () => leadRecord({customer: {id: customerId}, stages})),
+      )
       await services.db('lead_counts').where({customer_id: customerId}).delete()
       const plain = await runCli(['maintenance', 'recount', '--customer', customerId], env)
       expect(plain.code, plain.stderr).to.equal(0)
@@ -62,7 +65,23 @@ describe('operator commands', function () {
     })
 
     it('keys issue shows the token once and stores only its hash', async function () {
-      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--scope', 'public_api:leads:write', '--name', 'sync', '--expires-in', '90d'], env)
+      const issued = await runCliJson(
+        [
+          'keys',
+          'issue',
+          '--customer',
+          customerId,
+          '--scope',
+          'public_api:leads:read',
+          '--scope',
+          'public_api:leads:write',
+          '--name',
+          'sync',
+          '--expires-in',
+          '90d',
+        ],
+        env,
+      )
       expect(issued).to.include({customer_id: customerId, name: 'sync', internal: false, state: 'active'})
       expect(issued.token).to.match(/^svc_[0-9a-f]{64}$/)
       expect(issued.scopes).to.deep.equal(['public_api:leads:read', 'public_api:leads:write'])
@@ -91,7 +110,9 @@ describe('operator commands', function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const rotated = await runCliJson(['keys', 'rotate', issued.id, '--grace', '1h'], env)
       expect(rotated.id).to.equal(issued.id)
-      expect(rotated.token).to.match(/^svc_[0-9a-f]{64}$/).and.not.equal(issued.token)
+      expect(rotated.token)
+        .to.match(/^svc_[0-9a-f]{64}$/)
+        .and.not.equal(issued.token)
       expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(3_500_000, 3_600_000)
       const revoked = await runCliJson(['keys', 'revoke', issued.id, '--yes'], env)
       expect(revoked).to.include({id: issued.id, state: 'revoked'})
@@ -101,7 +122,10 @@ describe('operator commands', function () {
     })
 
     it('keys list at an 80-column terminal keeps each key id whole on its line, in colour unless NO_COLOR or --no-color', async function () {
-      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--name', 'a long name that the table will have to cut to fit'], env)
+      const issued = await runCliJson(
+        ['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--name', 'a long name that the table will have to cut to fit'],
+        env,
+      )
       // A colour terminal, whatever this run's own (CI=true alone turns colour off): FORCE_COLOR=1, which NO_COLOR and --no-color must beat.
       const colour = {...env, FORCE_COLOR: '1'}
       const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], colour, '', 80)
@@ -110,7 +134,10 @@ describe('operator commands', function () {
       expect(line, shown.stdout).to.not.equal(undefined)
       expect(line!.replace(/\u001b\[[0-9;]*m/g, '').split(/\s+/)[0]).to.equal(issued.id)
       expect(shown.stdout).to.match(/\u001b\[1m/)
-      for (const plain of [await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...colour, NO_COLOR: '1'}, '', 80), await runCliAtTerminal(['keys', 'list', '--customer', customerId, '--no-color'], colour, '', 80)]) {
+      for (const plain of [
+        await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...colour, NO_COLOR: '1'}, '', 80),
+        await runCliAtTerminal(['keys', 'list', '--customer', customerId, '--no-color'], colour, '', 80),
+      ]) {
         expect(plain.stdout).to.include(issued.id)
         expect(plain.stdout).to.not.match(/\u001b\[[0-9;]*m/)
       }
@@ -138,7 +165,12 @@ describe('operator commands', function () {
       expect(added).to.include({slug: 'showing', position: 5})
       const stages = await runCliJson(['stages', 'list', '--customer', customerId], env)
       expect(stages.stages.map((s: {slug: string}) => s.slug)).to.deep.equal(['new', 'contacted', 'qualified', 'proposal', 'closed', 'showing'])
-      expect(await runCliJson(['fields', 'add', '--customer', customerId, '--slug', 'budget', '--type', 'number'], env)).to.deep.equal({slug: 'budget', name: 'budget', type: 'number', reserved: false})
+      expect(await runCliJson(['fields', 'add', '--customer', customerId, '--slug', 'budget', '--type', 'number'], env)).to.deep.equal({
+        slug: 'budget',
+        name: 'budget',
+        type: 'number',
+        reserved: false,
+      })
       const fields = await runCliJson(['fields', 'list', '--customer', customerId], env)
       expect(fields.fields.map((f: {slug: string}) => f.slug)).to.deep.equal(['budget', 'lead_line'])
       expect((await runCli(['fields', 'remove', '--customer', customerId, '--slug', 'budget'], env)).stderr).to.include('add --yes to confirm')
@@ -208,7 +240,8 @@ describe('operator commands', function () {
     const root = await runCliProcess(['--help'], {})
     expect(root.code).to.equal(0)
     expect(root.stdout).to.match(/ENVIRONMENT\n {2}LEADS_DATABASE_URL +database: /)
-    for (const variable of ['LEADS_REDIS_URL', 'LEADS_MASTER_KEY', 'LEADS_BASE_URL', 'LEADS_API_TOKEN', 'LEADS_CUSTOMER_ID', 'NO_COLOR']) expect(root.stdout).to.include(variable)
+    for (const variable of ['LEADS_REDIS_URL', 'LEADS_MASTER_KEY', 'LEADS_BASE_URL', 'LEADS_API_TOKEN', 'LEADS_CUSTOMER_ID', 'NO_COLOR'])
+      expect(root.stdout).to.include(variable)
     const topic = await runCli(['help', 'keys'], {})
     expect(topic.stdout).to.match(/^Issue, list, rotate and revoke customer API keys\n/)
     expect(topic.stdout).to.include('keys revoke')

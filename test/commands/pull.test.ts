@@ -17,7 +17,12 @@ import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {freePort} from '../helpers/local-servers.js'
 
 const LEADS = 250
-const idsOf = (ndjson: string) => ndjson.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as {id: string}).id)
+const idsOf = (ndjson: string) =>
+  ndjson
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as {id: string}).id)
 
 describe('leads pull', function () {
   forEachBackend((backend) => {
@@ -64,15 +69,22 @@ describe('leads pull', function () {
       expect(again.stderr).to.equal(`resuming from ${stateFile} at the saved position, ${LEADS} leads pulled so far; --reset starts over\n`)
       await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled7@example.org', contact_name: 'Renamed'})
       const third = await runCli(['pull', '--state', stateFile], env())
-      const changed = third.stdout.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
+      const changed = third.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as {id: string; contact_name: string})
       expect(changed).to.have.length(1)
       expect(changed[0]).to.include({id: allIds[7], contact_name: 'Renamed'})
     })
 
-    it("refuses a state file of another customer rather than resuming at its position", async function () {
+    it('refuses a state file of another customer rather than resuming at its position', async function () {
       expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
       const other = await newTenant(daemon.services)
-      const result = await runCli(['pull', '--state', stateFile], {LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: other.token, LEADS_CUSTOMER_ID: other.customer.id})
+      const result = await runCli(['pull', '--state', stateFile], {
+        LEADS_BASE_URL: daemon.url,
+        LEADS_API_TOKEN: other.token,
+        LEADS_CUSTOMER_ID: other.customer.id,
+      })
       expect(result.code).to.equal(1)
       expect(result.stdout).to.equal('')
       expect(result.stderr).to.match(new RegExp(`^Error: state file .* belongs to customer ${tenant.customer.id} at .*\\(hint: give each customer`))
@@ -86,7 +98,10 @@ describe('leads pull', function () {
     it('resumes after being killed between pages, with no lead missing', async function () {
       // Three pages a minute: the run is parked on a 429 when it is killed.
       await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 3})
-      const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--page-size', '40'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
+      const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--page-size', '40'], {
+        env: {...process.env, ...env()},
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       let firstRun = ''
       child.stdout.on('data', (chunk: Buffer) => (firstRun += chunk.toString()))
       for (let i = 0; i < 200 && idsOf(firstRun).length < 120; i++) await new Promise((resolve) => setTimeout(resolve, 25))
@@ -155,7 +170,10 @@ describe('leads pull', function () {
           await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled3@example.org', contact_name: 'Changed mid-run'})
         },
       })
-      const leads = output.trim().split('\n').map((line) => JSON.parse(line) as {id: string; contact_name: string})
+      const leads = output
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as {id: string; contact_name: string})
       expect(new Set(leads.map((lead) => lead.id)).size).to.equal(LEADS)
       const copies = leads.filter((lead) => lead.id === allIds[3])
       expect(copies.map((lead) => lead.contact_name)).to.deep.equal(['Pulled 3', 'Changed mid-run'])
@@ -172,7 +190,10 @@ describe('leads pull', function () {
     })
 
     it('keeps polling with --follow and exits 0 on SIGINT', async function () {
-      const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--follow', '--interval', '1s'], {env: {...process.env, ...env()}, stdio: ['ignore', 'pipe', 'pipe']})
+      const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--follow', '--interval', '1s'], {
+        env: {...process.env, ...env()},
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       let output = ''
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
       for (let i = 0; i < 200 && idsOf(output).length < LEADS; i++) await new Promise((resolve) => setTimeout(resolve, 25))
@@ -186,7 +207,9 @@ describe('leads pull', function () {
 
     it('loses nothing to a peek: `pull | head -2` ends quietly, and the next run still writes every lead', async function () {
       const peek = await new Promise<{code: number | null; stderr: string}>((resolve) => {
-        const child = spawn('bash', ['-c', `"${process.execPath}" "${CLI}" pull --state "${stateFile}" | head -2 >/dev/null; echo "\${PIPESTATUS[0]}" >&2`], {env: {...process.env, ...env()}})
+        const child = spawn('bash', ['-c', `"${process.execPath}" "${CLI}" pull --state "${stateFile}" | head -2 >/dev/null; echo "\${PIPESTATUS[0]}" >&2`], {
+          env: {...process.env, ...env()},
+        })
         let stderr = ''
         child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
         child.on('exit', (code) => resolve({code, stderr}))
@@ -219,7 +242,11 @@ describe('leads pull', function () {
       await daemon.services.customers.addField(tenant.customer.id, {slug: 'budget', type: 'number'})
       await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: 'pulled0@example.org', custom_fields: {budget: 12, lead_line: 'buyer'}})
       const withFields = await runCli(['pull', '--no-state'], env())
-      const updated = withFields.stdout.trim().split('\n').map((line) => JSON.parse(line) as {id: string; custom_fields?: unknown}).filter((lead) => lead.id === allIds[0])
+      const updated = withFields.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as {id: string; custom_fields?: unknown})
+        .filter((lead) => lead.id === allIds[0])
       expect(updated.at(-1)!.custom_fields).to.deep.equal({budget: 12, lead_line: 'buyer'})
       const without = await runCli(['pull', '--no-state', '--no-custom-fields'], env())
       expect(JSON.parse(without.stdout.split('\n')[0]!)).to.not.have.property('custom_fields')
@@ -237,7 +264,10 @@ describe('leads pull', function () {
 
     it('converts a state file of the timestamp format and resumes at its time', async function () {
       const since = lastTenSince
-      fs.writeFileSync(stateFile, JSON.stringify({base_url: daemon.url, customer_id: tenant.customer.id, cursor: null, updated_since: since, last_id: null, leads_pulled: 7}))
+      fs.writeFileSync(
+        stateFile,
+        JSON.stringify({base_url: daemon.url, customer_id: tenant.customer.id, cursor: null, updated_since: since, last_id: null, leads_pulled: 7}),
+      )
       const result = await runCli(['pull', '--state', stateFile], env())
       expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
       expect(result.stderr).to.include(`at updated_since ${since} (converted from an older state file), 7 leads pulled so far`)
@@ -253,8 +283,11 @@ describe('leads pull', function () {
       const lines = result.stderr.trim().split('\n')
       // Each wait is one line on a non-terminal stderr; the error is the last line.
       expect(lines.slice(0, -1)).to.have.length(2)
-      for (const line of lines.slice(0, -1)) expect(line).to.match(new RegExp(`^cannot reach ${closed.replace(/[.]/g, '\\.')}: ECONNREFUSED; retrying in \\ds$`))
-      expect(lines.at(-1)).to.equal(`Error: cannot reach ${closed}: ECONNREFUSED (hint: is the daemon running at ${closed}? Start it with \`leads daemon\`, or set LEADS_BASE_URL)`)
+      for (const line of lines.slice(0, -1))
+        expect(line).to.match(new RegExp(`^cannot reach ${closed.replace(/[.]/g, '\\.')}: ECONNREFUSED; retrying in \\ds$`))
+      expect(lines.at(-1)).to.equal(
+        `Error: cannot reach ${closed}: ECONNREFUSED (hint: is the daemon running at ${closed}? Start it with \`leads daemon\`, or set LEADS_BASE_URL)`,
+      )
     })
 
     it('refuses --follow with --format json as a usage error, and a bad token with one line', async function () {

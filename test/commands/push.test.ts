@@ -45,7 +45,9 @@ describe('leads push', function () {
     expect(result.code, result.stderr).to.equal(1)
     const report = JSON.parse(result.stdout)
     expect(report.summary).to.deep.equal({received: 1203, created: 1202, updated: 0, skipped: 0, failed: 1, chunks: 3})
-    expect(report.failed).to.deep.equal([{line: 12, message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'}])
+    expect(report.failed).to.deep.equal([
+      {line: 12, message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'},
+    ])
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 1202, events: 0})
 
     const again = await runCli(['push', file, '--on-duplicate', 'skip'], env())

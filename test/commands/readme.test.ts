@@ -16,7 +16,8 @@ describe('the command reference', function () {
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-readme-'))
     try {
       // A copy of the project that oclif writes into: the built commands linked, the README copied.
-      for (const entry of ['package.json', 'tsconfig.json', 'oclif.manifest.json', 'dist', 'node_modules']) fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(scratch, entry))
+      for (const entry of ['package.json', 'tsconfig.json', 'oclif.manifest.json', 'dist', 'node_modules'])
+        fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(scratch, entry))
       fs.copyFileSync(path.join(PROJECT_ROOT, 'README.md'), path.join(scratch, 'README.md'))
       await new Promise<void>((resolve, reject) =>
         execFile(
@@ -29,7 +30,9 @@ describe('the command reference', function () {
       const generated = fs.readdirSync(path.join(scratch, 'docs', 'commands')).sort()
       expect(fs.readdirSync(path.join(PROJECT_ROOT, 'docs', 'commands')).sort()).to.deep.equal(generated)
       for (const file of generated) {
-        expect(fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'commands', file), 'utf8'), `docs/commands/${file}`).to.equal(fs.readFileSync(path.join(scratch, 'docs', 'commands', file), 'utf8'))
+        expect(fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'commands', file), 'utf8'), `docs/commands/${file}`).to.equal(
+          fs.readFileSync(path.join(scratch, 'docs', 'commands', file), 'utf8'),
+        )
       }
       expect(fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8')).to.equal(fs.readFileSync(path.join(scratch, 'README.md'), 'utf8'))
     } finally {
@@ -38,8 +41,12 @@ describe('the command reference', function () {
   })
 
   it('gives every command a description and at least one example', async function () {
-    const manifest = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {description?: string; examples?: unknown[]}>}
-    const lacking = Object.entries(manifest.commands).filter(([, command]) => !command.description || (command.examples ?? []).length === 0).map(([id]) => id)
+    const manifest = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'oclif.manifest.json'), 'utf8')) as {
+      commands: Record<string, {description?: string; examples?: unknown[]}>
+    }
+    const lacking = Object.entries(manifest.commands)
+      .filter(([, command]) => !command.description || (command.examples ?? []).length === 0)
+      .map(([id]) => id)
     expect(lacking).to.deep.equal([])
   })
 })

@@ -26,7 +26,11 @@ describe('leads status', function () {
       const byName = Object.fromEntries(report.checks.map((check: {check: string}) => [check.check, check]))
       expect(report.ok).to.equal(true)
       expect(byName.database.ok).to.equal(true)
-      expect(byName.database.summary).to.match(backend.name === 'mysql' ? /^mysql mysql:\/\/127\.0\.0\.1:3306\/.*: reachable, \d+ migrations applied, 0 pending$/ : /^sqlite .*: reachable, \d+ migrations applied, 0 pending$/)
+      expect(byName.database.summary).to.match(
+        backend.name === 'mysql'
+          ? /^mysql mysql:\/\/127\.0\.0\.1:3306\/.*: reachable, \d+ migrations applied, 0 pending$/
+          : /^sqlite .*: reachable, \d+ migrations applied, 0 pending$/,
+      )
       expect(byName['master key']).to.include({ok: true, summary: 'from LEADS_MASTER_KEY'})
       expect(byName.redis.ok).to.equal(backend.name === 'mysql' ? true : null)
       expect(byName.daemon).to.include({ok: true, summary: `${daemon.url}: ready`})
@@ -46,7 +50,12 @@ describe('leads status', function () {
 
     it('fails with a hint for a token locked to another customer and for a daemon that is not there', async function () {
       const other = await newTenant(daemon.services)
-      const result = await runCli(['status'], {...env(), LEADS_BASE_URL: 'http://127.0.0.1:9', LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: other.customer.id})
+      const result = await runCli(['status'], {
+        ...env(),
+        LEADS_BASE_URL: 'http://127.0.0.1:9',
+        LEADS_API_TOKEN: tenant.token,
+        LEADS_CUSTOMER_ID: other.customer.id,
+      })
       expect(result.code).to.equal(1)
       expect(result.stdout).to.match(/✗ daemon +http:\/\/127\.0\.0\.1:9: not reachable/)
       expect(result.stdout).to.include(`locked to customer ${tenant.customer.id}`)

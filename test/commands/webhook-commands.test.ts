@@ -22,9 +22,15 @@ describe('webhook and delivery commands', function () {
 
   before(async function () {
     receiver = await new Receiver().start()
-    daemon = await startTestDaemon(backend, {worker: {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    daemon = await startTestDaemon(
+      backend,
+      {worker: {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}},
+      {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'},
+    )
     tenant = await newTenant(daemon.services)
-    webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0, description: 'cli test'})).webhook.id
+    webhookId = (
+      await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0, description: 'cli test'})
+    ).webhook.id
     receiver.reply({status: 500, body: 'boom'})
     const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Cli'})
     await receiver.waitFor(1)
@@ -67,7 +73,10 @@ describe('webhook and delivery commands', function () {
     expect(text.stdout).to.match(/payload \(lead\):\n\{\n {2}"id": /)
     // The same delivery, as if its failed attempt were being retried.
     const due = Date.now() + 60_000
-    await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({status: 'pending', next_attempt_at: due, completed_at: null})
+    await daemon.services
+      .db('deliveries')
+      .where({customer_id: tenant.customer.id, id: deliveryId})
+      .update({status: 'pending', next_attempt_at: due, completed_at: null})
     try {
       const inspected = await runCliJson(['webhooks', 'inspect', webhookId, '--limit', '1'], env())
       expect(inspected.health).to.include({window: 100, delivered: 0, failed: 0, failing: 1, success_rate: 0})
@@ -79,8 +88,14 @@ describe('webhook and delivery commands', function () {
 
   it("prints a customer's description and a receiver's answer inert: no escape sequence reaches the terminal", async function () {
     const osc = 'x\u001b]0;owned\u0007\u001b]52;c;cm0gLXJmIH4=\u0007\u009b2J\u001b[31m'
-    await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({description: `desc ${osc}`})
-    await daemon.services.db('delivery_attempts').where({delivery_id: deliveryId}).update({response_snippet: `body ${osc}`})
+    await daemon.services
+      .db('webhooks')
+      .where({customer_id: tenant.customer.id, id: webhookId})
+      .update({description: `desc ${osc}`})
+    await daemon.services
+      .db('delivery_attempts')
+      .where({delivery_id: deliveryId})
+      .update({response_snippet: `body ${osc}`})
     try {
       const inspected = await runCli(['webhooks', 'inspect', webhookId], env())
       const shown = await runCli(['deliveries', 'show', deliveryId], env())
@@ -124,7 +139,10 @@ describe('webhook and delivery commands', function () {
 
   it('webhooks create, test, rotate-secret and delete act for the customer from the terminal', async function () {
     const cliEnv = {...env(), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
-    const created = await runCliJson(['webhooks', 'create', '--customer', tenant.customer.id, '--url', receiver.url, '--description', 'from the CLI', '--retry-attempts', '2'], cliEnv)
+    const created = await runCliJson(
+      ['webhooks', 'create', '--customer', tenant.customer.id, '--url', receiver.url, '--description', 'from the CLI', '--retry-attempts', '2'],
+      cliEnv,
+    )
     expect(created.secret).to.match(/^svc_whsec_[0-9a-f]+$/)
     expect(created.webhook).to.include({customer_id: tenant.customer.id, url: receiver.url, description: 'from the CLI', retry_attempts: 2, is_active: true})
     const id = created.webhook.id as string
@@ -144,7 +162,9 @@ describe('webhook and delivery commands', function () {
     expect(await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: id})).to.deep.equal([])
 
     const rotated = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], cliEnv)
-    expect(rotated.secret).to.match(/^svc_whsec_/).and.not.equal(created.secret)
+    expect(rotated.secret)
+      .to.match(/^svc_whsec_/)
+      .and.not.equal(created.secret)
     expect(Date.parse(rotated.previous_secret_until) - Date.now()).to.be.within(SECRET_OVERLAP_MS - 60_000, SECRET_OVERLAP_MS)
     receiver.reply({status: 500, body: 'nope'})
     const failing = await runCli(['webhooks', 'test', id], cliEnv)
@@ -157,7 +177,9 @@ describe('webhook and delivery commands', function () {
     expect(verifyDelivery(resigned, created.secret, Date.now(), 300, 'x-service-signature-previous')).to.equal(true)
     const rotatedAgain = await runCli(['webhooks', 'rotate-secret', id, '--yes'], cliEnv)
     expect(rotatedAgain.code, rotatedAgain.stderr).to.equal(0)
-    expect(rotatedAgain.stdout).to.match(/^old secret: still signs X-Service-Signature-Previous until \d{4}-\d\d-\d\dT[\d:.]+Z; give the receiver the new secret before then$/m)
+    expect(rotatedAgain.stdout).to.match(
+      /^old secret: still signs X-Service-Signature-Previous until \d{4}-\d\d-\d\dT[\d:.]+Z; give the receiver the new secret before then$/m,
+    )
 
     expect((await runCli(['webhooks', 'delete', id], cliEnv)).stderr).to.include('add --yes to confirm')
     expect(await runCliJson(['webhooks', 'delete', id, '--yes'], cliEnv)).to.deep.equal({id, deleted: true})
@@ -165,7 +187,9 @@ describe('webhook and delivery commands', function () {
   })
 
   it('deliveries tail follows deliveries as they happen: queued, then each attempt with its answer, and stops on Ctrl-C', async function () {
-    const tail = spawn(process.execPath, [CLI, 'deliveries', 'tail', '--webhook', webhookId, '--interval', '200ms'], {env: {...process.env, ...env(), NODE_EXTRA_CA_CERTS: ''}})
+    const tail = spawn(process.execPath, [CLI, 'deliveries', 'tail', '--webhook', webhookId, '--interval', '200ms'], {
+      env: {...process.env, ...env(), NODE_EXTRA_CA_CERTS: ''},
+    })
     let output = ''
     tail.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     const exited = new Promise<number | null>((resolve) => tail.on('exit', (code) => resolve(code)))
@@ -176,10 +200,18 @@ describe('webhook and delivery commands', function () {
       receiver.reply({status: 503, body: 'busy'})
       const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Tailed'})
       const leadId = created.body.lead.id as string
-      const lines = () => output.trim().split('\n').filter((line) => line.includes(leadId)).map((line) => line.split('\t'))
+      const lines = () =>
+        output
+          .trim()
+          .split('\n')
+          .filter((line) => line.includes(leadId))
+          .map((line) => line.split('\t'))
       for (let i = 0; i < 100 && !lines().some((cells) => cells[8] === 'final'); i++) await new Promise((resolve) => setTimeout(resolve, 100))
       const seen = lines()
-      expect(seen.map((cells) => [cells[5], cells[6], cells[8]])).to.deep.equal([['0', 'queued', 'queued'], ['1', '503', 'final']])
+      expect(seen.map((cells) => [cells[5], cells[6], cells[8]])).to.deep.equal([
+        ['0', 'queued', 'queued'],
+        ['1', '503', 'final'],
+      ])
       expect(new Set(seen.map((cells) => cells[1])).size).to.equal(1)
       expect(seen[1]!.slice(2, 5)).to.deep.equal([webhookId, 'lead.created', leadId])
       expect(Number(seen[1]![7])).to.be.at.least(0)
@@ -245,6 +277,8 @@ describe('webhook and delivery commands', function () {
     const since = new Date(Date.now() - 3_600_000).toISOString()
     const plain = await runCli(['webhooks', 'recover', webhook.id, '--since', since, '--yes'], env())
     expect(plain.code, plain.stderr).to.equal(0)
-    expect(plain.stdout).to.equal(`Queued 0 failed deliveries of ${webhook.id} created since ${since} again; a running daemon sends them within a few seconds.\n`)
+    expect(plain.stdout).to.equal(
+      `Queued 0 failed deliveries of ${webhook.id} created since ${since} again; a running daemon sends them within a few seconds.\n`,
+    )
   })
 })

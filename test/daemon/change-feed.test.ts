@@ -46,7 +46,12 @@ describe('the change feed', function () {
       return pulled
     }
     const tableVersions = async () =>
-      ((await daemon.services.db('leads').where({customer_id: tenant.customer.id}).select('id', 'updated_at')) as Array<{id: string; updated_at: number | string}>)
+      (
+        (await daemon.services.db('leads').where({customer_id: tenant.customer.id}).select('id', 'updated_at')) as Array<{
+          id: string
+          updated_at: number | string
+        }>
+      )
         .map((row) => `${row.id}@${new Date(Number(row.updated_at)).toISOString()}`)
         .sort()
     const stateFile = () => ({file: `${process.env['TMPDIR'] ?? '/tmp'}/leads-feed-${tenant.customer.id}.json`})
@@ -78,8 +83,10 @@ describe('the change feed', function () {
     const holding = (hold: () => Promise<void>) => ({beforeCommit: hold})
     const heldWrites = {
       create: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_name: 'Slow'}, holding(hold)),
-      merge: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}, holding(hold)),
-      bulk: (hold: () => Promise<void>) => daemon.services.leadsWrite.bulk(tenant.customer.id, {leads: [{contact_name: 'Slow'}, {contact_name: 'Slow too'}]}, holding(hold)),
+      merge: (hold: () => Promise<void>) =>
+        daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}, holding(hold)),
+      bulk: (hold: () => Promise<void>) =>
+        daemon.services.leadsWrite.bulk(tenant.customer.id, {leads: [{contact_name: 'Slow'}, {contact_name: 'Slow too'}]}, holding(hold)),
     }
     for (const [kind, startHeld] of Object.entries(heldWrites)) {
       it(`returns a ${kind} whose transaction committed after later leads were pulled`, async function () {
@@ -138,7 +145,10 @@ describe('the change feed', function () {
           const person = (writer * 7 + round) % 20
           await postJson(daemon, tenant, CREATE, {contact_name: `W${writer} R${round}`, contact_email: `person${person}@example.org`})
           if (round % 5 === 0) {
-            const leads = Array.from({length: 30}, (_, i) => ({contact_name: `Bulk ${writer}-${round}-${i}`, contact_phone: `555-01${String((writer * 30 + i) % 100).padStart(2, '0')}`}))
+            const leads = Array.from({length: 30}, (_, i) => ({
+              contact_name: `Bulk ${writer}-${round}-${i}`,
+              contact_phone: `555-01${String((writer * 30 + i) % 100).padStart(2, '0')}`,
+            }))
             await postJson(daemon, tenant, BULK, {leads})
           }
         }

@@ -124,7 +124,11 @@ describe('single creates guessed to be new people', function () {
         const via = (target: TestDaemon, body: unknown) => postJson(target, tenant, CREATE, body)
         await via(daemon, {contact_name: 'Arms one'})
         await via(other, {contact_name: 'Arms two'})
-        const people = Array.from({length: 30}, (_, i) => (i % 2 ? {contact_name: `Person ${i}`, contact_email: `person-${i}@example.org`} : {contact_name: `Person ${i}`, contact_phone: `+1 555 020 ${String(i).padStart(4, '0')}`}))
+        const people = Array.from({length: 30}, (_, i) =>
+          i % 2
+            ? {contact_name: `Person ${i}`, contact_email: `person-${i}@example.org`}
+            : {contact_name: `Person ${i}`, contact_phone: `+1 555 020 ${String(i).padStart(4, '0')}`},
+        )
         const answers = await Promise.all(people.flatMap((person) => [via(daemon, person), via(other, person)]))
         for (let i = 0; i < people.length; i++) {
           const [a, b] = [answers[2 * i]!, answers[2 * i + 1]!]

@@ -62,7 +62,7 @@ describe('delivery scheduling across webhooks', function () {
     let healthy: Receiver
     let neighbour: Receiver
     /** Tenants whose webhooks are deleted after each test, so their unfinished deliveries burden no later test. */
-    let tenants: TestTenant[] = []
+    const tenants: TestTenant[] = []
     const tenantWithWebhook = async (url: string) => {
       const tenant = await newTenant(daemon.services, undefined, {roomy: true})
       tenants.push(tenant)
@@ -76,7 +76,8 @@ describe('delivery scheduling across webhooks', function () {
       daemon = await startTestDaemon(backend, {worker: {baseDelayMs: 200, maxDelayMs: 400}}, ALLOW)
     })
     afterEach(async function () {
-      for (const tenant of tenants.splice(0)) for (const webhook of await daemon.services.webhooks.list(tenant.customer.id)) await daemon.services.webhooks.delete(tenant.customer.id, webhook.id)
+      for (const tenant of tenants.splice(0))
+        for (const webhook of await daemon.services.webhooks.list(tenant.customer.id)) await daemon.services.webhooks.delete(tenant.customer.id, webhook.id)
       // The neighbour first: its held requests then end at once instead of running out their timeout in stop().
       await neighbour.stop()
       await daemon.stop()
@@ -98,7 +99,11 @@ describe('delivery scheduling across webhooks', function () {
         expect(Math.max(...delays), `201 -> first attempt, ms: ${delays.join(', ')}`).to.be.below(1000)
         // The neighbour never had more than its cap on the wire, and its backlog waits its turn, leased.
         expect(neighbour.mostOpen).to.equal(8)
-        const unfinished = (await daemon.services.db('deliveries').where({customer_id: noisy.customer.id}).whereIn('status', ['pending', 'delivering']).count({n: '*'})) as Array<{n: number | string}>
+        const unfinished = (await daemon.services
+          .db('deliveries')
+          .where({customer_id: noisy.customer.id})
+          .whereIn('status', ['pending', 'delivering'])
+          .count({n: '*'})) as Array<{n: number | string}>
         expect(Number(unfinished[0]!.n)).to.be.at.least(1000 - neighbour.requests.length)
       })
     }
@@ -111,12 +116,21 @@ describe('delivery scheduling across webhooks', function () {
         const {tenant, webhook} = await tenantWithWebhook(neighbour.url)
         await daemon.services.webhooks.setMaxInFlight(webhook.id, 3)
         await createLeads(daemon, tenant, 40)
-        await waitUntil(async () => {
-          const statuses = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
-          return statuses.every((row) => row.status === 'succeeded')
-        }, 'every delivery to succeed', 20_000).catch((error: Error) => {
+        await waitUntil(
+          async () => {
+            const statuses = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
+            return statuses.every((row) => row.status === 'succeeded')
+          },
+          'every delivery to succeed',
+          20_000,
+        ).catch((error: Error) => {
           // What the workers warned about says why, should this ever stall.
-          throw new Error(`${error.message}; ${neighbour.requests.length} requests arrived; warnings: ${daemon.logs.filter((line) => /"level":[45]0/.test(line)).join('').slice(0, 2000)}`)
+          throw new Error(
+            `${error.message}; ${neighbour.requests.length} requests arrived; warnings: ${daemon.logs
+              .filter((line) => /"level":[45]0/.test(line))
+              .join('')
+              .slice(0, 2000)}`,
+          )
         })
         expect(neighbour.mostOpen).to.equal(3)
         // Each sent once: the cap never cost a delivery an attempt, and no two workers sent the same one.
@@ -134,7 +148,11 @@ describe('delivery scheduling across webhooks', function () {
       const {tenant} = await tenantWithWebhook(neighbour.url)
       await createLeads(daemon, tenant, 50)
       await neighbour.waitFor(8)
-      const holders = async () => (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('claimed_by', 'status')) as Array<{claimed_by: string | null; status: string}>
+      const holders = async () =>
+        (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('claimed_by', 'status')) as Array<{
+          claimed_by: string | null
+          status: string
+        }>
       await waitUntil(async () => (await holders()).every((row) => row.status === 'delivering'), 'the worker to hold every delivery')
       const [owner] = new Set((await holders()).map((row) => row.claimed_by))
       await daemon.services.createWorker({workerId: 'sweeping-worker'}).sweep()
@@ -151,14 +169,21 @@ describe('the per-webhook circuit breaker', function () {
     it('opens after a run of failures, holds the rest without spending attempts, probes with one, and closes on a success', async function () {
       const receiver = await new Receiver().start()
       receiver.fallback = {status: 503}
-      const daemon = await startTestDaemon(backend, {worker: {baseDelayMs: 1500, maxDelayMs: 1500, breaker: {failureThreshold: 3, cooldownMs: 400, maxCooldownMs: 400}}}, ALLOW)
+      const daemon = await startTestDaemon(
+        backend,
+        {worker: {baseDelayMs: 1500, maxDelayMs: 1500, breaker: {failureThreshold: 3, cooldownMs: 400, maxCooldownMs: 400}}},
+        ALLOW,
+      )
       try {
         const tenant = await newTenant(daemon.services, undefined, {roomy: true})
         const {webhook} = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 5})
         // One at a time, so the order of attempts is the test's to know.
         await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).update({max_in_flight: 1})
         const breaker = async () => (await daemon.services.webhooks.getById(webhook.id)).breaker
-        const attemptsMade = async () => ((await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('attempts_made')) as Array<{attempts_made: number}>).map((row) => Number(row.attempts_made)).sort()
+        const attemptsMade = async () =>
+          ((await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('attempts_made')) as Array<{attempts_made: number}>)
+            .map((row) => Number(row.attempts_made))
+            .sort()
 
         await createLeads(daemon, tenant, 6, 1)
         await waitUntil(async () => (await breaker()).state !== 'closed', 'the breaker to open')

@@ -33,8 +33,15 @@ interface Sent {
 const hostileText = fc.oneof(
   fc.string({unit: 'grapheme', maxLength: 40}),
   fc.string({unit: 'binary', maxLength: 40}),
-  fc.string({unit: fc.constantFrom('\u0000', '\u0007', '\u001b', '\u007f', '\u009b', '\ud800', '\udfff', '\u202e', '\ufeff', '"', '\\', "'", '%', '_', '*'), maxLength: 20}),
-  fc.constantFrom(...[LEAD_LIMITS.contactName, LEAD_LIMITS.contactEmail, LEAD_LIMITS.contactPhone, LEAD_LIMITS.customFieldValue].flatMap((limit) => [limit - 1, limit, limit + 1]).map((length) => 'x'.repeat(length))),
+  fc.string({
+    unit: fc.constantFrom('\u0000', '\u0007', '\u001b', '\u007f', '\u009b', '\ud800', '\udfff', '\u202e', '\ufeff', '"', '\\', "'", '%', '_', '*'),
+    maxLength: 20,
+  }),
+  fc.constantFrom(
+    ...[LEAD_LIMITS.contactName, LEAD_LIMITS.contactEmail, LEAD_LIMITS.contactPhone, LEAD_LIMITS.customFieldValue]
+      .flatMap((limit) => [limit - 1, limit, limit + 1])
+      .map((length) => 'x'.repeat(length)),
+  ),
   fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'null', 'NaN', '1e309', '-0', '0x10', '2026-02-30T25:61:61Z'),
 )
 const hostileNumber = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 2 ** 64, 5e-324, -0))
@@ -66,7 +73,14 @@ const validLead = fc.record(
     stage_slug: fc.constantFrom('new', 'contacted', 'qualified'),
     source_platform: fc.constantFrom('direct', 'referral', 'zillow', null),
     source_type: fc.constantFrom('form', 'phone_call', 'import', null),
-    custom_fields: fc.record({budget: fc.oneof(fc.integer(), fc.double({noNaN: true, noDefaultInfinity: true}), fc.constant(null)), notes: fc.string({unit: 'grapheme', maxLength: 80}), lead_line: fc.constantFrom('buyer', 'seller', null)}, {requiredKeys: []}),
+    custom_fields: fc.record(
+      {
+        budget: fc.oneof(fc.integer(), fc.double({noNaN: true, noDefaultInfinity: true}), fc.constant(null)),
+        notes: fc.string({unit: 'grapheme', maxLength: 80}),
+        lead_line: fc.constantFrom('buyer', 'seller', null),
+      },
+      {requiredKeys: []},
+    ),
   },
   {requiredKeys: ['contact_name']},
 )
@@ -83,7 +97,13 @@ function body(shape: fc.Arbitrary<unknown>): fc.Arbitrary<string> {
 /** Headers a client could send besides the key: content types, odd customer ids and Idempotency-Keys. */
 const extraHeaders = fc.record(
   {
-    'content-type': fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'),
+    'content-type': fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=latin1',
+    ),
     'idempotency-key': fc.oneof(fc.string({unit: 'grapheme-ascii', minLength: 1, maxLength: 40}), fc.constant('k'.repeat(256))),
   },
   {requiredKeys: ['content-type']},
@@ -114,7 +134,13 @@ function percentEncode(text: string): string {
 function curl(url: string, sent: Sent): string {
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
   const headers = Object.entries(sent.headers).map(([name, value]) => `-H ${quote(`${name}: ${value}`)}`)
-  return ['curl -sS', `-X ${sent.method}`, ...headers, ...(sent.body === undefined ? [] : [`--data-binary ${quote(sent.body)}`]), quote(`${url}${sent.path}`)].join(' ')
+  return [
+    'curl -sS',
+    `-X ${sent.method}`,
+    ...headers,
+    ...(sent.body === undefined ? [] : [`--data-binary ${quote(sent.body)}`]),
+    quote(`${url}${sent.path}`),
+  ].join(' ')
 }
 
 describe('generated input (fast-check)', function () {
@@ -144,7 +170,13 @@ describe('generated input (fast-check)', function () {
     async function sendAndCheck(sent: Sent): Promise<TestResponse> {
       const report = `\n  ${curl(daemon.url, {...sent, headers: {authorization: 'Bearer $TOKEN', 'x-customer-id': tenant.customer.id, ...sent.headers}})}`
       const before = await snapshot()
-      const response = await daemon.request(sent.path, {method: sent.method, token: tenant.token, customerId: tenant.customer.id, headers: sent.headers, body: sent.body})
+      const response = await daemon.request(sent.path, {
+        method: sent.method,
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: sent.headers,
+        body: sent.body,
+      })
       expect(response.status, `a 5xx for${report}\n  ${response.text}`).to.be.below(500)
       for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
         expect(response.headers.get(header), `${header} missing for${report}`).to.match(/^\d+$/)
@@ -164,7 +196,8 @@ describe('generated input (fast-check)', function () {
       tenant = await newTenant(daemon.services, undefined, {roomy: true})
       await daemon.services.customers.addField(tenant.customer.id, {slug: 'budget', type: 'number'})
       await daemon.services.customers.addField(tenant.customer.id, {slug: 'notes', type: 'string'})
-      webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/leads', event_types: ['lead.created']})).webhook.id
+      webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/leads', event_types: ['lead.created']})).webhook
+        .id
     })
     after(async function () {
       // Deleting the webhooks cancels their pending deliveries: no later daemon's sweeper sends them.
@@ -175,18 +208,28 @@ describe('generated input (fast-check)', function () {
     it('POST /leads: never a 500, the envelope on every refusal, nothing written by a 4xx, a 201 reads back', async function () {
       const statuses = new Map<number, number>()
       await fc.assert(
-        fc.asyncProperty(fc.oneof(validLead.map((lead) => JSON.stringify(lead)), body(leadBody)), fc.oneof(fc.constant({'content-type': 'application/json'}), extraHeaders), async (payload, headers) => {
-          const response = await sendAndCheck({method: 'POST', path: LEADS, headers, body: payload})
-          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
-          if (response.status !== 201) return
-          const {lead} = response.body
-          const listed = await daemon.request(`${LEADS}?limit=100&include_custom_fields=true&sort_by=updated_at&sort_dir=desc`, {token: tenant.token, customerId: tenant.customer.id})
-          const stored = listed.body.leads.find((candidate: {id: string}) => candidate.id === lead.id)
-          expect(stored, `the created lead ${lead.id} is not listed`).to.not.equal(undefined)
-          for (const field of ['contact_name', 'contact_phone', 'contact_email', 'source_platform', 'source_type', 'custom_fields', 'current_stage']) {
-            expect(stored[field], `${field} reads back differently than the 201 said`).to.deep.equal(lead[field])
-          }
-        }),
+        fc.asyncProperty(
+          fc.oneof(
+            validLead.map((lead) => JSON.stringify(lead)),
+            body(leadBody),
+          ),
+          fc.oneof(fc.constant({'content-type': 'application/json'}), extraHeaders),
+          async (payload, headers) => {
+            const response = await sendAndCheck({method: 'POST', path: LEADS, headers, body: payload})
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+            if (response.status !== 201) return
+            const {lead} = response.body
+            const listed = await daemon.request(`${LEADS}?limit=100&include_custom_fields=true&sort_by=updated_at&sort_dir=desc`, {
+              token: tenant.token,
+              customerId: tenant.customer.id,
+            })
+            const stored = listed.body.leads.find((candidate: {id: string}) => candidate.id === lead.id)
+            expect(stored, `the created lead ${lead.id} is not listed`).to.not.equal(undefined)
+            for (const field of ['contact_name', 'contact_phone', 'contact_email', 'source_platform', 'source_type', 'custom_fields', 'current_stage']) {
+              expect(stored[field], `${field} reads back differently than the 201 said`).to.deep.equal(lead[field])
+            }
+          },
+        ),
         {seed: SEED, numRuns: RUNS, endOnFailure: false},
       )
       // The generators reach both sides: creates to read back, and refusals.
@@ -206,7 +249,23 @@ describe('generated input (fast-check)', function () {
     })
 
     it('GET /leads: never a 500 for any query string', async function () {
-      const names = fc.constantFrom('status', 'stageId', 'search', 'created_since', 'updated_since', 'sort_by', 'sort_dir', 'lead_line', 'include_custom_fields', 'cursor', 'limit', 'offset', 'sync', 'unknown', '__proto__')
+      const names = fc.constantFrom(
+        'status',
+        'stageId',
+        'search',
+        'created_since',
+        'updated_since',
+        'sort_by',
+        'sort_dir',
+        'lead_line',
+        'include_custom_fields',
+        'cursor',
+        'limit',
+        'offset',
+        'sync',
+        'unknown',
+        '__proto__',
+      )
       const query = fc.array(fc.tuple(fc.oneof(names, hostileText), fc.oneof(hostileText, hostileNumber.map(String))), {maxLength: 5})
       await fc.assert(
         fc.asyncProperty(query, async (pairs) => {
@@ -221,7 +280,18 @@ describe('generated input (fast-check)', function () {
     it('webhooks: never a 500 for any create, update or id', async function () {
       const webhookBody = fc.record(
         {
-          url: fc.oneof(anyJson, fc.webUrl(), fc.constantFrom('https://127.0.0.1/', 'https://[::1]/', 'https://0x7f.1/', 'https://2130706433/', 'http://hooks.example.com/', 'https://user:pw@hooks.example.com/')),
+          url: fc.oneof(
+            anyJson,
+            fc.webUrl(),
+            fc.constantFrom(
+              'https://127.0.0.1/',
+              'https://[::1]/',
+              'https://0x7f.1/',
+              'https://2130706433/',
+              'http://hooks.example.com/',
+              'https://user:pw@hooks.example.com/',
+            ),
+          ),
           event_types: fc.oneof(anyJson, fc.constant(['lead.created'])),
           description: anyJson,
           timeout_seconds: fc.oneof(anyJson, fc.integer({min: -1, max: 61})),

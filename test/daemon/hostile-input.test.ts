@@ -24,7 +24,13 @@ describe('hostile input', function () {
     let daemon: TestDaemon
     let tenant: TestTenant
     const send = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
-      daemon.request(path, {method: 'POST', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json', ...headers}, body})
+      daemon.request(path, {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json', ...headers},
+        body,
+      })
     const list = (query: string) => daemon.request(`${CREATE}?${query}`, {token: tenant.token, customerId: tenant.customer.id})
     const expectRefused = async (response: {status: number; body: {error?: {code: number; param?: string}}}, status: number, param?: string) => {
       expect(response.status).to.equal(status)
@@ -54,7 +60,10 @@ describe('hostile input', function () {
         const response = await postJson(daemon, tenant, BULK, {leads: [{contact_name: 'A'}, {contact_phone: '9'.repeat(40)}, {contact_name: 'C'}]})
         expect(response.status).to.equal(200)
         expect(response.body.summary).to.include({created: 2, failed: 1})
-        expect(response.body.results[1]).to.deep.include({status: 'failed', error: {message: 'contact_phone may have at most 32 digits; it has 40', param: 'contact_phone'}})
+        expect(response.body.results[1]).to.deep.include({
+          status: 'failed',
+          error: {message: 'contact_phone may have at most 32 digits; it has 40', param: 'contact_phone'},
+        })
         expect((await counts(daemon, tenant)).leads).to.equal(2)
       })
 
@@ -117,7 +126,13 @@ describe('hostile input', function () {
         const created = await postJson(daemon, tenant, WEBHOOKS, {url: 'https://hooks.example.com/case', event_types: ['lead.created']})
         const id: string = created.body.webhook.id
         const patch = (webhookId: string) =>
-          daemon.request(`${WEBHOOKS}/${webhookId}`, {method: 'PATCH', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json'}, body: '{"description":"x"}'})
+          daemon.request(`${WEBHOOKS}/${webhookId}`, {
+            method: 'PATCH',
+            token: tenant.token,
+            customerId: tenant.customer.id,
+            headers: {'content-type': 'application/json'},
+            body: '{"description":"x"}',
+          })
         expect((await patch(id.toUpperCase())).status).to.equal(404)
         expect((await patch(id)).status).to.equal(200)
       })
@@ -133,11 +148,17 @@ describe('hostile input', function () {
         expect(await daemon.services.webhooks.list(tenant.customer.id)).to.have.length(20)
       })
 
-      it('keeps an operator\'s disable until an operator enables the webhook', async function () {
+      it("keeps an operator's disable until an operator enables the webhook", async function () {
         const created = await postJson(daemon, tenant, WEBHOOKS, {url: 'https://hooks.example.com/held', event_types: ['lead.created']})
         const id: string = created.body.webhook.id
         const patch = (body: unknown) =>
-          daemon.request(`${WEBHOOKS}/${id}`, {method: 'PATCH', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+          daemon.request(`${WEBHOOKS}/${id}`, {
+            method: 'PATCH',
+            token: tenant.token,
+            customerId: tenant.customer.id,
+            headers: {'content-type': 'application/json'},
+            body: JSON.stringify(body),
+          })
         await daemon.services.webhooks.setActive(id, false)
         const reenable = await patch({is_active: true})
         expect(reenable.status).to.equal(409)
@@ -178,7 +199,10 @@ describe('hostile input', function () {
         await expectRefused(await send(BULK, '{"leads":[{"contact_name":"x"}],"on_duplicate":"skip\\u0001"}'), 400, 'on_duplicate')
         const surrogateRow = await send(BULK, '{"leads":[{"contact_name":"x\\udc00"}]}')
         expect(surrogateRow.status).to.equal(200)
-        expect(surrogateRow.body.results[0]).to.deep.include({status: 'failed', error: {message: 'field "contact_name" contains ill-formed Unicode (a lone UTF-16 surrogate)', param: 'contact_name'}})
+        expect(surrogateRow.body.results[0]).to.deep.include({
+          status: 'failed',
+          error: {message: 'field "contact_name" contains ill-formed Unicode (a lone UTF-16 surrogate)', param: 'contact_name'},
+        })
         expect((await counts(daemon, tenant)).leads).to.equal(0)
         const search = await list('search=%00')
         expect(search.status).to.equal(400)

@@ -105,9 +105,7 @@ describe('Idempotency-Key', function () {
     })
 
     it('runs a key sent by many requests at once exactly once', async function () {
-      const responses = await Promise.all(
-        Array.from({length: 10}, () => postJson(daemon, tenant, CREATE, {contact_email: 'burst@example.org'}, 'burst-key')),
-      )
+      const responses = await Promise.all(Array.from({length: 10}, () => postJson(daemon, tenant, CREATE, {contact_email: 'burst@example.org'}, 'burst-key')))
       for (const response of responses) expect(response.status).to.be.oneOf([201, 409])
       const created = responses.filter((r) => r.status === 201)
       expect(created.filter((r) => r.headers.get('idempotent-replayed') === null)).to.have.length(1)
@@ -122,7 +120,10 @@ describe('Idempotency-Key', function () {
       const first = await postJson(daemon, tenant, BULK, {leads}, 'gzip-key')
       expect(first.status).to.equal(200)
       expect(first.text.length).to.be.above(GZIP_FROM_LENGTH)
-      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'gzip-key'})) as Array<{response_body: string | null; response_gzip: Buffer | null}>
+      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'gzip-key'})) as Array<{
+        response_body: string | null
+        response_gzip: Buffer | null
+      }>
       expect(row!.response_body).to.equal(null)
       expect(row!.response_gzip!.length).to.be.below(first.text.length / 4)
       const again = await postJson(daemon, tenant, BULK, {leads}, 'gzip-key')
@@ -133,7 +134,10 @@ describe('Idempotency-Key', function () {
 
     it('keeps a small response as text', async function () {
       const first = await postJson(daemon, tenant, CREATE, {contact_name: 'Small'}, 'text-key')
-      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'text-key'})) as Array<{response_body: string | null; response_gzip: Buffer | null}>
+      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'text-key'})) as Array<{
+        response_body: string | null
+        response_gzip: Buffer | null
+      }>
       expect(row!.response_body).to.equal(first.text)
       expect(row!.response_gzip).to.equal(null)
     })
@@ -174,10 +178,12 @@ describe('Idempotency-Key', function () {
       // Every other pooled connection taken for 1.5 s: the retry waits for one before it claims the key.
       const pool = (daemon.services.db.client as unknown as {pool: {max: number; numUsed(): number}}).pool
       const taken = await Promise.all(Array.from({length: pool.max - pool.numUsed()}, () => daemon.services.db.client.acquireConnection() as Promise<unknown>))
-      const freed = new Promise<void>((resolve) => setTimeout(() => {
-        for (const connection of taken) daemon.services.db.client.releaseConnection(connection)
-        resolve()
-      }, 1500))
+      const freed = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          for (const connection of taken) daemon.services.db.client.releaseConnection(connection)
+          resolve()
+        }, 1500),
+      )
       const retry = postJson(daemon, tenant, CREATE, body, 'slow-retry')
       await freed
       // SQLite has one writer: there the retry waits for the first request and replays it.

@@ -70,21 +70,33 @@ describe('kept lead counts', function () {
         const n = Math.floor(next() * 40)
         return next() < 0.5 ? {contact_email: `person${n}@example.org`} : {contact_phone: `555-010-${String(n).padStart(4, '0')}`}
       }
-      const lead = () => ({...person(), contact_name: `P ${Math.floor(next() * 1000)}`, stage_slug: pick(tenant.stages).slug, custom_fields: {lead_line: pick(LEAD_LINES)}})
+      const lead = () => ({
+        ...person(),
+        contact_name: `P ${Math.floor(next() * 1000)}`,
+        stage_slug: pick(tenant.stages).slug,
+        custom_fields: {lead_line: pick(LEAD_LINES)},
+      })
       for (let round = 0; round < 12; round++) {
         const writes = Array.from({length: 6}, () => {
-          if (next() < 0.3) return postJson(daemon, tenant, BULK, {leads: Array.from({length: 1 + Math.floor(next() * 30)}, lead), on_duplicate: pick(['update', 'skip'])})
+          if (next() < 0.3)
+            return postJson(daemon, tenant, BULK, {leads: Array.from({length: 1 + Math.floor(next() * 30)}, lead), on_duplicate: pick(['update', 'skip'])})
           return postJson(daemon, tenant, CREATE, lead())
         })
         for (const response of await Promise.all(writes)) expect(response.status, JSON.stringify(response.body)).to.be.oneOf([200, 201])
       }
       // Seeded leads (straight into the store) with other statuses count too.
-      await insertLeads(daemon.services, Array.from({length: 20}, (_, i) => leadRecord(tenant, {status: i % 2 ? 'won' : 'lost', stageId: tenant.stages[i % 3]!.id, leadLine: pick(LEAD_LINES)})))
+      await insertLeads(
+        daemon.services,
+        Array.from({length: 20}, (_, i) => leadRecord(tenant, {status: i % 2 ? 'won' : 'lost', stageId: tenant.stages[i % 3]!.id, leadLine: pick(LEAD_LINES)})),
+      )
       await expectTotalsMatchRows()
     })
 
     it('are rebuilt from the leads by recount, for one customer or all', async function () {
-      await insertLeads(daemon.services, Array.from({length: 15}, (_, i) => leadRecord(tenant, {stageId: tenant.stages[i % 2]!.id, leadLine: i % 3 ? 'buyer' : null})))
+      await insertLeads(
+        daemon.services,
+        Array.from({length: 15}, (_, i) => leadRecord(tenant, {stageId: tenant.stages[i % 2]!.id, leadLine: i % 3 ? 'buyer' : null})),
+      )
       const other = await newTenant(daemon.services)
       await insertLeads(daemon.services, [leadRecord(other)])
       // Drift, as a restore or a write around the service would leave it.

@@ -45,7 +45,11 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       expect(results.map((r: {status: string}) => r.status)).to.deep.equal(['created', 'updated', 'failed', 'updated', 'created', 'failed'])
       expect(results[1].lead_id).to.equal(existing.body.lead.id)
       expect(results[3].lead_id).to.equal(existing.body.lead.id)
-      expect(results[2]).to.deep.equal({index: 2, status: 'failed', error: {message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'}})
+      expect(results[2]).to.deep.equal({
+        index: 2,
+        status: 'failed',
+        error: {message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'},
+      })
       expect(results[5].error).to.include({param: 'custom_fields.budget'})
       expect(response.body.unknown_custom_fields).to.deep.equal([
         {slug: 'shoe_size', rows: [4]},
@@ -130,7 +134,11 @@ describe('POST /api/agents/crm/leads/bulk', function () {
         expect(response.body.summary).to.deep.equal({received: 4, created: 2, updated: 0, skipped: 0, failed: 2})
         const control = 'contains a control character (only tab and line breaks are allowed)'
         expect(response.body.results[1]).to.deep.equal({index: 1, status: 'failed', error: {message: `field "contact_name" ${control}`, param: 'contact_name'}})
-        expect(response.body.results[2]).to.deep.equal({index: 2, status: 'failed', error: {message: `field "custom_fields.note" ${control}`, param: 'custom_fields.note'}})
+        expect(response.body.results[2]).to.deep.equal({
+          index: 2,
+          status: 'failed',
+          error: {message: `field "custom_fields.note" ${control}`, param: 'custom_fields.note'},
+        })
         expect(response.body.results[3].status).to.equal('created')
         expect((await counts(daemon, tenant)).leads).to.equal(dryRun ? 0 : 2)
       }
@@ -190,7 +198,8 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       const value = '"\\'.repeat(1000)
       const customFields = Object.fromEntries(slugs.map((slug) => [slug, value]))
       expect(Buffer.byteLength(JSON.stringify(customFields))).to.be.within(20_000, 32_768)
-      const bodyOf = (name: string) => JSON.stringify({leads: Array.from({length: 500}, (_, i) => ({contact_name: `${name} ${i} ${'"'.repeat(180)}`, custom_fields: customFields}))})
+      const bodyOf = (name: string) =>
+        JSON.stringify({leads: Array.from({length: 500}, (_, i) => ({contact_name: `${name} ${i} ${'"'.repeat(180)}`, custom_fields: customFields}))})
       const created = {received: 500, created: 500, updated: 0, skipped: 0, failed: 0}
 
       const first = bodyOf('Quoted')
@@ -199,7 +208,10 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       expect(response.status).to.equal(200)
       expect(response.body.summary).to.deep.equal(created)
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 500, events: 0})
-      const list = await daemon.request('/api/agents/crm/leads?include_custom_fields=true&search=quoted%20499', {token: tenant.token, customerId: tenant.customer.id})
+      const list = await daemon.request('/api/agents/crm/leads?include_custom_fields=true&search=quoted%20499', {
+        token: tenant.token,
+        customerId: tenant.customer.id,
+      })
       expect(list.body.leads).to.have.length(1)
       expect(list.body.leads[0].custom_fields).to.deep.equal(customFields)
       const replay = await bulk(first, 'quote-heavy')
@@ -216,7 +228,13 @@ describe('POST /api/agents/crm/leads/bulk', function () {
     })
 
     it('answers a non-JSON body with 415', async function () {
-      const response = await daemon.request(BULK, {method: 'POST', token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'text/csv'}, body: 'contact_name\nAda'})
+      const response = await daemon.request(BULK, {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'text/csv'},
+        body: 'contact_name\nAda',
+      })
       expect(response.status).to.equal(415)
     })
 
@@ -228,19 +246,40 @@ describe('POST /api/agents/crm/leads/bulk', function () {
     describe('planned before its reads answer', function () {
       const guesses = () => ({...daemon.services.leadsWrite.bulkGuesses})
       const leadsNamed = async (search: string) =>
-        (await daemon.request(`/api/agents/crm/leads?include_custom_fields=true&search=${encodeURIComponent(search)}`, {token: tenant.token, customerId: tenant.customer.id})).body.leads
+        (
+          await daemon.request(`/api/agents/crm/leads?include_custom_fields=true&search=${encodeURIComponent(search)}`, {
+            token: tenant.token,
+            customerId: tenant.customer.id,
+          })
+        ).body.leads
 
       it('writes the guessed plan when every row is new', async function () {
         await bulk({leads: [{contact_name: 'Arms the guess'}]})
         const before = guesses()
-        const response = await bulk({leads: [{contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'}, {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}}]}, 'guessed-plan')
+        const response = await bulk(
+          {
+            leads: [
+              {contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'},
+              {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}},
+            ],
+          },
+          'guessed-plan',
+        )
         expect(response.status).to.equal(200)
         expect(response.body.summary).to.deep.equal({received: 2, created: 2, updated: 0, skipped: 0, failed: 0})
         expect(guesses()).to.deep.equal({used: before.used + 1, dropped: before.dropped})
         const found = await leadsNamed('guessed')
         expect(found.map((lead: {id: string}) => lead.id).sort()).to.deep.equal(response.body.results.map((row: {lead_id: string}) => row.lead_id).sort())
         expect(found.find((lead: {contact_name: string}) => lead.contact_name === 'Guessed Two').custom_fields).to.deep.equal({budget: 7})
-        const replay = await bulk({leads: [{contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'}, {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}}]}, 'guessed-plan')
+        const replay = await bulk(
+          {
+            leads: [
+              {contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'},
+              {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}},
+            ],
+          },
+          'guessed-plan',
+        )
         expect(replay.body).to.deep.equal(response.body)
         expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 0})
       })

@@ -189,7 +189,9 @@ describe('POST /api/agents/crm/leads', function () {
         // SQLite has one connection, held by the write's transaction: a read from the pool would wait for it.
         this.timeout(5000)
         const ownerId = randomUUID()
-        await daemon.services.db('owners').insert({id: ownerId, customer_id: tenant.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: Date.now()})
+        await daemon.services
+          .db('owners')
+          .insert({id: ownerId, customer_id: tenant.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: Date.now()})
         const owned = leadRecord(tenant, {contactName: 'Owned', contactEmail: 'owned@example.org', ownerId})
         await insertLeads(daemon.services, [owned])
         const response = await create({contact_email: 'OWNED@example.org', contact_phone: '555 010 4100'})
@@ -212,9 +214,7 @@ describe('POST /api/agents/crm/leads', function () {
 
     describe('concurrency', function () {
       it('ends 12 simultaneous creates of one email as one lead and one event', async function () {
-        const responses = await Promise.all(
-          Array.from({length: 12}, (_, i) => create({contact_name: `Racer ${i}`, contact_email: 'race@example.org'})),
-        )
+        const responses = await Promise.all(Array.from({length: 12}, (_, i) => create({contact_name: `Racer ${i}`, contact_email: 'race@example.org'})))
         expect(responses.map((r) => r.status)).to.deep.equal(Array(12).fill(201))
         expect(new Set(responses.map((r) => r.body.lead.id)).size).to.equal(1)
         expect(responses.filter((r) => r.body.merged === false)).to.have.length(1)
@@ -229,9 +229,7 @@ describe('POST /api/agents/crm/leads', function () {
       })
 
       it('ends simultaneous creates sharing only a phone (different emails) as one lead', async function () {
-        const responses = await Promise.all(
-          Array.from({length: 8}, (_, i) => create({contact_email: `person${i}@example.org`, contact_phone: '555 010 6000'})),
-        )
+        const responses = await Promise.all(Array.from({length: 8}, (_, i) => create({contact_email: `person${i}@example.org`, contact_phone: '555 010 6000'})))
         expect(responses.every((r) => r.status === 201)).to.equal(true)
         expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
       })

@@ -10,8 +10,22 @@ import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 const LIST = '/api/agents/crm/leads'
 const BASE = Date.UTC(2026, 0, 1)
 const LEAD_FIELDS = [
-  'id', 'customer_id', 'source_platform', 'source_type', 'status', 'created_at', 'updated_at', 'contact_name',
-  'contact_phone', 'contact_email', 'score', 'qualified', 'current_stage', 'owner', 'last_interaction_at', 'interaction_count',
+  'id',
+  'customer_id',
+  'source_platform',
+  'source_type',
+  'status',
+  'created_at',
+  'updated_at',
+  'contact_name',
+  'contact_phone',
+  'contact_email',
+  'score',
+  'qualified',
+  'current_stage',
+  'owner',
+  'last_interaction_at',
+  'interaction_count',
 ]
 
 type SortBy = 'created_at' | 'updated_at' | 'last_interaction_at'
@@ -127,7 +141,10 @@ describe('GET /api/agents/crm/leads', function () {
       // Across the leads with and without a last interaction (read as two ranges, nulls last).
       for (const dir of ['asc', 'desc'] as const) {
         const mixed = await get(a, `?sort_by=last_interaction_at&sort_dir=${dir}&offset=15&limit=5`)
-        expect(mixed.body.leads.map((lead: {id: string}) => lead.id), dir).to.deep.equal(expectedOrder(leadsA, 'last_interaction_at', dir).slice(15, 20))
+        expect(
+          mixed.body.leads.map((lead: {id: string}) => lead.id),
+          dir,
+        ).to.deep.equal(expectedOrder(leadsA, 'last_interaction_at', dir).slice(15, 20))
       }
     })
 
@@ -189,7 +206,10 @@ describe('GET /api/agents/crm/leads', function () {
       const ada = leadsA[3]!.id
       for (const term of ['ada love', 'LOVELACE', 'ada@example', '5550102000', '(555) 010-2000', '555-010']) {
         const response = await get(a, `?search=${encodeURIComponent(term)}`)
-        expect(response.body.leads.map((lead: {id: string}) => lead.id), term).to.deep.equal([ada])
+        expect(
+          response.body.leads.map((lead: {id: string}) => lead.id),
+          term,
+        ).to.deep.equal([ada])
         expect(response.body.total).to.equal(1)
       }
       expect((await get(a, '?search=5557771234')).body.leads[0].id).to.equal(leadsA[4]!.id)

@@ -27,7 +27,9 @@ const PHONE = '+1 555 867 5309'
 async function refuse(db: Db, name: string, table: string, event: 'INSERT' | 'UPDATE', condition: string): Promise<void> {
   await db.raw(`DROP TRIGGER IF EXISTS ${name}`)
   if (isMysql(db)) {
-    await db.raw(`CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH ROW BEGIN IF ${condition} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the probe'; END IF; END`)
+    await db.raw(
+      `CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH ROW BEGIN IF ${condition} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the probe'; END IF; END`,
+    )
   } else {
     await db.raw(`CREATE TRIGGER ${name} BEFORE ${event} ON ${table} WHEN ${condition} BEGIN SELECT RAISE(ABORT, 'refused by the probe'); END`)
   }
@@ -90,8 +92,18 @@ describe('errors in logs and messages hold no statement values', function () {
       const sweeper = new DeliverySweeper(new DeliveriesStore(db), {roomFor: () => 10, take: async () => undefined}, systemClock, createLogger('info', sink), 0)
       try {
         await db('deliveries').insert({
-          id: deliveryId, customer_id: tenant.customer.id, webhook_id: 'wh_probe', event_id: '0badc0de-0000-4000-8000-000000000002', status: 'delivering',
-          attempts_made: 0, next_attempt_at: 0, dispatched_at: null, claimed_by: 'a dead worker', claimed_until: 0, created_at: 0, updated_at: 0,
+          id: deliveryId,
+          customer_id: tenant.customer.id,
+          webhook_id: 'wh_probe',
+          event_id: '0badc0de-0000-4000-8000-000000000002',
+          status: 'delivering',
+          attempts_made: 0,
+          next_attempt_at: 0,
+          dispatched_at: null,
+          claimed_by: 'a dead worker',
+          claimed_until: 0,
+          created_at: 0,
+          updated_at: 0,
         })
         // The sweep's first statement hands the dead worker's lease back: refused here.
         await refuse(db, 'probe_sweep', 'deliveries', 'UPDATE', "NEW.status = 'pending' AND OLD.status = 'delivering'")

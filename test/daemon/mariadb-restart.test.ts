@@ -44,7 +44,11 @@ describeInMysqlRun('MariaDB restarted during a stream of creates', function () {
 
   it('loses no lead, event or delivery, and a retry with the same keys writes each lead once', async function () {
     const env = {LEADS_DATABASE_URL: `${server.url}/leads`}
-    const backend: Backend = {name: 'mysql', env, config: (extra = {}) => loadConfig({LEADS_MASTER_KEY: TEST_MASTER_KEY, LEADS_LOG_LEVEL: 'silent', ...env, ...extra})}
+    const backend: Backend = {
+      name: 'mysql',
+      env,
+      config: (extra = {}) => loadConfig({LEADS_MASTER_KEY: TEST_MASTER_KEY, LEADS_LOG_LEVEL: 'silent', ...env, ...extra}),
+    }
     // No worker: the webhook only makes every create write its event and delivery.
     daemon = await startTestDaemon(backend, {role: 'api', lookup: async () => [{address: '93.184.216.34', family: 4}]})
     const tenant = await newTenant(daemon.services, undefined, {roomy: true})
@@ -97,13 +101,17 @@ describeInMysqlRun('MariaDB restarted during a stream of creates', function () {
     const db = daemon.services.db
     const stored = (await db('leads').where({customer_id: tenant.customer.id}).pluck('id')) as string[]
     for (const outcome of created) expect(stored, `the 201 for create ${outcome.i}`).to.include(outcome.leadId)
-    const count = async (table: string) => Number(((await db(table).where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>)[0]!.n)
+    const count = async (table: string) =>
+      Number(((await db(table).where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>)[0]!.n)
     expect(await count('events'), 'events').to.equal(stored.length)
     expect(await count('deliveries'), 'deliveries').to.equal(stored.length)
 
     // The clients retry what got no 201, with the same keys: each lead is then stored once.
     const retried = await Promise.all(refused.map((outcome) => create(outcome.i)))
-    expect(retried.filter((outcome) => outcome.status !== 201), 'retries not answered 201').to.deep.equal([])
+    expect(
+      retried.filter((outcome) => outcome.status !== 201),
+      'retries not answered 201',
+    ).to.deep.equal([])
     expect(await count('leads')).to.equal(next)
     expect(await count('events')).to.equal(next)
     expect(await count('deliveries')).to.equal(next)

@@ -23,7 +23,11 @@ describe('GET /metrics', function () {
 
   it('exposes request counts and latency by route, deliveries by outcome, the queue, rate-limit refusals and how creates were written', async function () {
     const receiver = await new Receiver().start()
-    const daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0, worker: {baseDelayMs: 5, maxDelayMs: 10}}, {LEADS_METRICS: '1', LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    const daemon = await startTestDaemon(
+      backend,
+      {limitsCacheTtlMs: 0, worker: {baseDelayMs: 5, maxDelayMs: 10}},
+      {LEADS_METRICS: '1', LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'},
+    )
     try {
       const tenant = await newTenant(daemon.services)
       await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
@@ -74,7 +78,8 @@ describe('delivery scheduling metrics', function () {
       for (let i = 0; i < 5; i++) await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: `Held ${i}`})
       const metrics = async () => (await daemon.request('/metrics')).text
       // Two attempts fail in a row: the breaker opens and holds the other three; the two back off for a minute.
-      for (let i = 0; i < 200 && !(await metrics()).includes('leads_webhook_deliveries_held{state="held"} 3'); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      for (let i = 0; i < 200 && !(await metrics()).includes('leads_webhook_deliveries_held{state="held"} 3'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 25))
       const text = await metrics()
       expect(text).to.include('leads_webhook_breaker_transitions_total{to="open"} 1')
       expect(text).to.include('leads_webhook_deliveries_held{state="held"} 3')

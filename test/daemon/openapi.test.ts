@@ -20,7 +20,14 @@ function resolve(node: unknown, document: Json): unknown {
   if (Array.isArray(node)) return node.map((item) => resolve(item, document))
   if (node === null || typeof node !== 'object') return node
   const ref = (node as Json)['$ref']
-  if (typeof ref === 'string') return resolve(ref.slice(2).split('/').reduce((at: Json, key) => at[key], document), document)
+  if (typeof ref === 'string')
+    return resolve(
+      ref
+        .slice(2)
+        .split('/')
+        .reduce((at: Json, key) => at[key], document),
+      document,
+    )
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value, document)]))
 }
 
@@ -52,8 +59,11 @@ describe('OpenAPI document', function () {
     const file = path.join(os.tmpdir(), `openapi-${process.pid}.json`)
     fs.writeFileSync(file, JSON.stringify(document))
     const output = await new Promise<{code: number; text: string}>((done) =>
-      execFile(path.join(PROJECT_ROOT, 'node_modules/.bin/redocly'), ['lint', file, '--config', path.join(PROJECT_ROOT, 'redocly.yaml')], {env: {...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true'}}, (error, stdout, stderr) =>
-        done({code: error ? Number(error.code ?? 1) : 0, text: stdout + stderr}),
+      execFile(
+        path.join(PROJECT_ROOT, 'node_modules/.bin/redocly'),
+        ['lint', file, '--config', path.join(PROJECT_ROOT, 'redocly.yaml')],
+        {env: {...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true'}},
+        (error, stdout, stderr) => done({code: error ? Number(error.code ?? 1) : 0, text: stdout + stderr}),
       ),
     )
     fs.rmSync(file, {force: true})
@@ -64,7 +74,10 @@ describe('OpenAPI document', function () {
 
   it('documents every endpoint of the scope table, with its scope', function () {
     const operations = Object.entries(document.paths as Json).flatMap(([p, methods]) =>
-      Object.entries(methods as Json).map(([method, op]) => ({key: `${method.toUpperCase()} ${p.replace('{id}', ':id')}`, scope: (op as Json)['x-required-scope']})),
+      Object.entries(methods as Json).map(([method, op]) => ({
+        key: `${method.toUpperCase()} ${p.replace('{id}', ':id')}`,
+        scope: (op as Json)['x-required-scope'],
+      })),
     )
     expect(operations.filter((op) => op.scope).map((op) => `${op.key} ${op.scope}`)).to.have.members([
       'GET /api/agents/crm/leads public_api:leads:read',
@@ -83,14 +96,21 @@ describe('OpenAPI document', function () {
     const json = {'content-type': 'application/json'}
     const as = (who: TestTenant, token = who.token) => ({token, customerId: who.customer.id})
     const send = (d: TestDaemon, method: string, p: string, body?: unknown, headers: Record<string, string> = {}, auth = as(tenant)) =>
-      d.request(p, {method, ...auth, headers: {...json, ...headers}, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)})
+      d.request(p, {
+        method,
+        ...auth,
+        headers: {...json, ...headers},
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      })
     const limited = async (bulk: boolean) => {
       const who = await newTenant(daemon.services)
       await daemon.services.rateLimits.set({type: 'customer', id: who.customer.id}, bulk ? {bulkPerMinute: 1} : {perMinute: 1})
       return who
     }
     const scopeless = async (scope: string) => {
-      const others = ['public_api:leads:read', 'public_api:leads:write', 'public_api:webhooks:manage'].filter((s) => s !== scope) as Array<'public_api:leads:read'>
+      const others = ['public_api:leads:read', 'public_api:leads:write', 'public_api:webhooks:manage'].filter(
+        (s) => s !== scope,
+      ) as Array<'public_api:leads:read'>
       return (await daemon.services.keys.issue({customerId: tenant.customer.id, scopes: others})).token
     }
     const twice = async (method: string, p: string, body: unknown, bulk: boolean) => {
@@ -99,7 +119,8 @@ describe('OpenAPI document', function () {
       return send(daemon, method, p, body, {}, as(who))
     }
     const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
-    const freshWebhook = async () => (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/tmp', event_types: ['lead.created']})).webhook.id
+    const freshWebhook = async () =>
+      (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/tmp', event_types: ['lead.created']})).webhook.id
 
     const LIST = '/api/agents/crm/leads'
     const BULK = '/api/agents/crm/leads/bulk'
@@ -124,10 +145,12 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/leads 415': () => send(daemon, 'POST', LIST, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/leads 429': () => twice('POST', LIST, {contact_name: 'limited'}, false),
       'POST /api/agents/crm/leads 500': () => send(broken, 'POST', LIST, {contact_name: 'x'}),
-      'POST /api/agents/crm/leads/bulk 200': () => send(daemon, 'POST', BULK, {leads: [{contact_name: 'ok'}, {contact_email: 'bad'}, {contact_name: 'f', custom_fields: {zz: 1}}]}),
+      'POST /api/agents/crm/leads/bulk 200': () =>
+        send(daemon, 'POST', BULK, {leads: [{contact_name: 'ok'}, {contact_email: 'bad'}, {contact_name: 'f', custom_fields: {zz: 1}}]}),
       'POST /api/agents/crm/leads/bulk 400': () => send(daemon, 'POST', BULK, {leads: []}),
       'POST /api/agents/crm/leads/bulk 401': () => daemon.request(BULK, {method: 'POST'}),
-      'POST /api/agents/crm/leads/bulk 403': async () => send(daemon, 'POST', BULK, {leads: [{contact_name: 'x'}]}, {}, as(tenant, await scopeless('public_api:leads:write'))),
+      'POST /api/agents/crm/leads/bulk 403': async () =>
+        send(daemon, 'POST', BULK, {leads: [{contact_name: 'x'}]}, {}, as(tenant, await scopeless('public_api:leads:write'))),
       'POST /api/agents/crm/leads/bulk 409': async () => {
         await send(daemon, 'POST', BULK, {leads: [{contact_name: 'a'}]}, {'idempotency-key': 'doc-bulk-409'})
         return send(daemon, 'POST', BULK, {leads: [{contact_name: 'b'}]}, {'idempotency-key': 'doc-bulk-409'})
@@ -151,21 +174,24 @@ describe('OpenAPI document', function () {
       'PATCH /api/agents/crm/lead-webhooks/{id} 200': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {rotate_secret: true, description: 'doc'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 400': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {timeout_seconds: 0}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 401': () => daemon.request(`${HOOKS}/${webhookId}`, {method: 'PATCH'}),
-      'PATCH /api/agents/crm/lead-webhooks/{id} 403': async () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 403': async () =>
+        send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
       'PATCH /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 415': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, 'x', {'content-type': 'text/plain'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 429': () => twice('PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}, false),
       'PATCH /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'PATCH', `${HOOKS}/${webhookId}`, {description: 'x'}),
       'DELETE /api/agents/crm/lead-webhooks/{id} 200': async () => send(daemon, 'DELETE', `${HOOKS}/${await freshWebhook()}`),
       'DELETE /api/agents/crm/lead-webhooks/{id} 401': () => daemon.request(`${HOOKS}/${webhookId}`, {method: 'DELETE'}),
-      'DELETE /api/agents/crm/lead-webhooks/{id} 403': async () => send(daemon, 'DELETE', `${HOOKS}/${webhookId}`, undefined, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 403': async () =>
+        send(daemon, 'DELETE', `${HOOKS}/${webhookId}`, undefined, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
       'DELETE /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'DELETE', `${HOOKS}/wh_000000000000000000000000`),
       'DELETE /api/agents/crm/lead-webhooks/{id} 429': () => twice('DELETE', `${HOOKS}/wh_000000000000000000000000`, undefined, false),
       'DELETE /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'DELETE', `${HOOKS}/${webhookId}`),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 202': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 400': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: 'yesterday'}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 401': () => daemon.request(`${HOOKS}/${webhookId}/recover`, {method: 'POST'}),
-      'POST /api/agents/crm/lead-webhooks/{id}/recover 403': async () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 403': async () =>
+        send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 404': () => send(daemon, 'POST', `${HOOKS}/wh_000000000000000000000000/recover`, {since: hourAgo()}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 409': async () => {
         const disabled = await freshWebhook()

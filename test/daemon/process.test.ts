@@ -99,7 +99,10 @@ describe('leads daemon process', function () {
     )
     expect(await daemon.exited).to.equal(0)
     const answered = outcomes.filter((outcome) => outcome.status === 201)
-    expect(outcomes.every((outcome) => outcome.status === 201 || outcome.status === 0), JSON.stringify(outcomes.filter((o) => o.status !== 201 && o.status !== 0).slice(0, 3))).to.equal(true)
+    expect(
+      outcomes.every((outcome) => outcome.status === 201 || outcome.status === 0),
+      JSON.stringify(outcomes.filter((o) => o.status !== 201 && o.status !== 0).slice(0, 3)),
+    ).to.equal(true)
     expect(answered.length).to.be.at.least(TOTAL / 3)
 
     // Nothing half-written: every lead stored has its event and its delivery, and every 201 is stored.

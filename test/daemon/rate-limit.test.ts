@@ -17,7 +17,12 @@ function rateHeaders(response: TestResponse): {limit: number; remaining: number;
     return Number(value)
   }
   const retryAfter = response.headers.get('retry-after')
-  return {limit: read('ratelimit-limit'), remaining: read('ratelimit-remaining'), reset: read('ratelimit-reset'), retryAfter: retryAfter === null ? null : Number(retryAfter)}
+  return {
+    limit: read('ratelimit-limit'),
+    remaining: read('ratelimit-remaining'),
+    reset: read('ratelimit-reset'),
+    retryAfter: retryAfter === null ? null : Number(retryAfter),
+  }
 }
 
 function expect429(response: TestResponse): void {

@@ -28,7 +28,11 @@ describeInMysqlRun('Redis faults', function () {
     let tenant: TestTenant
 
     const start = async (options: Parameters<typeof startTestDaemon>[1] = {}) => {
-      daemon = await startTestDaemon(backend, {worker: WORKER, ...options}, {LEADS_REDIS_URL: `redis://127.0.0.1:${port}`, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+      daemon = await startTestDaemon(
+        backend,
+        {worker: WORKER, ...options},
+        {LEADS_REDIS_URL: `redis://127.0.0.1:${port}`, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'},
+      )
       tenant = await newTenant(daemon.services, undefined, {roomy: true})
       await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
       return daemon
@@ -142,7 +146,10 @@ describeInMysqlRun('Redis faults', function () {
         await client.del(STREAM_KEY)
         await client.set(STREAM_KEY, 'not a stream')
       })
-      await waitUntil(() => daemon!.services.readiness().then((r) => r.checks.dispatch === true && daemon!.logs.join('').includes('redis dispatch read failed')), 'a failed read')
+      await waitUntil(
+        () => daemon!.services.readiness().then((r) => r.checks.dispatch === true && daemon!.logs.join('').includes('redis dispatch read failed')),
+        'a failed read',
+      )
       clock.advance(16_000)
       const stalled = await readyz()
       expect(stalled.status).to.equal(503)
@@ -157,4 +164,3 @@ describeInMysqlRun('Redis faults', function () {
     })
   })
 })
-

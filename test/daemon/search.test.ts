@@ -35,7 +35,10 @@ describe('search', function () {
     const names = (ids_: string[]) => ids_.map((id) => [...ids].find(([, value]) => value === id)?.[0] ?? id).sort()
 
     const search = async (term: string, extra = '') => {
-      const response = await daemon.request(`${LEADS}?limit=100&search=${encodeURIComponent(term)}${extra}`, {token: tenant.token, customerId: tenant.customer.id})
+      const response = await daemon.request(`${LEADS}?limit=100&search=${encodeURIComponent(term)}${extra}`, {
+        token: tenant.token,
+        customerId: tenant.customer.id,
+      })
       expect(response.status, JSON.stringify(response.body)).to.equal(200)
       const found = names(response.body.leads.map((lead: {id: string}) => lead.id))
       expect(response.body.total, `total for ${term}`).to.equal(found.length)
@@ -118,7 +121,12 @@ describe('search', function () {
     it('finds a common word by walking the sort order, with the same results and totals', async function () {
       const other = await newTenant(daemon.services)
       const zeds = Array.from({length: 60}, (_, i) =>
-        leadRecord(other, {contactName: `Zed ${i % 2 ? 'Odd' : 'Even'} ${i}`, status: i % 3 ? 'active' : 'won', updatedAt: Date.now() + i, contactEmail: i === 7 ? 'zed7@example.org' : null}),
+        leadRecord(other, {
+          contactName: `Zed ${i % 2 ? 'Odd' : 'Even'} ${i}`,
+          status: i % 3 ? 'active' : 'won',
+          updatedAt: Date.now() + i,
+          contactEmail: i === 7 ? 'zed7@example.org' : null,
+        }),
       )
       await insertLeads(daemon.services, [...zeds, ...Array.from({length: 10}, () => leadRecord(other, {contactName: 'Someone Else'}))])
       const walk = async (query: string) => {
@@ -126,7 +134,10 @@ describe('search', function () {
         let cursor: string | null = null
         let total = -1
         do {
-          const response = await daemon.request(`${LEADS}?limit=4&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {token: other.token, customerId: other.customer.id})
+          const response = await daemon.request(`${LEADS}?limit=4&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+            token: other.token,
+            customerId: other.customer.id,
+          })
           expect(response.status).to.equal(200)
           total = response.body.total
           seen.push(...response.body.leads.map((lead: {id: string}) => lead.id))
@@ -145,7 +156,10 @@ describe('search', function () {
 
     it(`runs at most ${SEARCHES_AT_ONCE} searches at once, and answers the same search asked meanwhile once`, async function () {
       const other = await newTenant(daemon.services, undefined, {roomy: true})
-      await insertLeads(daemon.services, Array.from({length: 200}, (_, i) => leadRecord(other, {contactName: `Common ${i}`})))
+      await insertLeads(
+        daemon.services,
+        Array.from({length: 200}, (_, i) => leadRecord(other, {contactName: `Common ${i}`})),
+      )
       // Counts how many searches of this customer read at once, and in all (a search counts its matches first).
       let reading = 0
       let most = 0
@@ -189,7 +203,9 @@ describe('search', function () {
       expect(await search('ortiz')).to.deep.equal(['jose'])
       expect(await search('nunez')).to.deep.equal(['jose'])
       expect(await search('josé')).to.deep.equal(['jose'])
-      const bulk = await postJson(daemon, tenant, `${LEADS}/bulk`, {leads: [{contact_email: 'jose@example.org', contact_name: 'Pepe'}, {contact_name: 'Grace Again'}]})
+      const bulk = await postJson(daemon, tenant, `${LEADS}/bulk`, {
+        leads: [{contact_email: 'jose@example.org', contact_name: 'Pepe'}, {contact_name: 'Grace Again'}],
+      })
       expect(bulk.status).to.equal(200)
       expect(await search('ortiz')).to.deep.equal([])
       expect(await search('pepe')).to.deep.equal(['jose'])
@@ -218,7 +234,10 @@ describe('search', function () {
       const top = String.fromCodePoint(0x10ffff)
       // Written around the service: the API accepts only ASCII addresses, the range must still be right.
       const emails = {top: `a@${top}`, topMore: `a@${top}${top}x`, plain: 'a@example.org', next: 'aa@example.org', below: `a@${String.fromCodePoint(0x10fffe)}`}
-      await insertLeads(daemon.services, Object.values(emails).map((email) => leadRecord(other, {contactName: null, contactEmail: email})))
+      await insertLeads(
+        daemon.services,
+        Object.values(emails).map((email) => leadRecord(other, {contactName: null, contactEmail: email})),
+      )
       const find = async (term: string) => {
         const response = await daemon.request(`${LEADS}?limit=100&search=${encodeURIComponent(term)}`, {token: other.token, customerId: other.customer.id})
         expect(response.status, response.text).to.equal(200)

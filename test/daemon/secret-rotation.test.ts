@@ -26,7 +26,12 @@ describe('secret rotation while a delivery is being retried', function () {
 
     it('signs the retry sent after the rotation with the new secret, and with the old one in X-Service-Signature-Previous', async function () {
       const tenant = await newTenant(daemon.services, undefined, {roomy: true})
-      const created = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 2, timeout_seconds: 10})
+      const created = await daemon.services.webhooks.create(tenant.customer.id, {
+        url: receiver.url,
+        event_types: ['lead.created'],
+        retry_attempts: 2,
+        timeout_seconds: 10,
+      })
       const [webhookId, oldSecret] = [created.webhook.id, created.secret as string]
       // The first attempt gets its 500 only once the secret is rotated: the retry is sent after the rotation, whatever the timing.
       let answerFirst = () => {}
@@ -45,7 +50,10 @@ describe('secret rotation while a delivery is being retried', function () {
       expect(verifyDelivery(first!, oldSecret)).to.equal(true)
       expect(first!.headers).not.to.have.property('x-service-signature-previous')
       expect(verifyDelivery(retry!, newSecret), 'the retry, X-Service-Signature with the new secret').to.equal(true)
-      expect(verifyDelivery(retry!, oldSecret, Date.now(), 300, 'x-service-signature-previous'), 'the retry, X-Service-Signature-Previous with the old secret').to.equal(true)
+      expect(
+        verifyDelivery(retry!, oldSecret, Date.now(), 300, 'x-service-signature-previous'),
+        'the retry, X-Service-Signature-Previous with the old secret',
+      ).to.equal(true)
 
       const deliveryId = String(first!.headers['x-service-delivery'])
       const deadline = Date.now() + 10_000
@@ -54,7 +62,10 @@ describe('secret rotation while a delivery is being retried', function () {
         await new Promise((resolve) => setTimeout(resolve, 25))
         delivery = await daemon.services.deliveries.show(deliveryId)
       }
-      expect(delivery.attempts.map((attempt) => [attempt.statusCode, attempt.outcome])).to.deep.equal([[500, 'retry'], [200, 'success']])
+      expect(delivery.attempts.map((attempt) => [attempt.statusCode, attempt.outcome])).to.deep.equal([
+        [500, 'retry'],
+        [200, 'success'],
+      ])
     })
   })
 })

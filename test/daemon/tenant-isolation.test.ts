@@ -40,19 +40,54 @@ type Operation =
 const tenantIndex = fc.integer({min: 0, max: 2})
 const keyIndex = fc.integer({min: 0, max: 7})
 const operation: fc.Arbitrary<Operation> = fc.oneof(
-  fc.record({kind: fc.constant('create' as const), tenant: tenantIndex, key: keyIndex, person: fc.integer({min: 0, max: 5}), name: fc.string({unit: 'grapheme', minLength: 1, maxLength: 12})}),
-  fc.record({kind: fc.constant('bulk' as const), tenant: tenantIndex, key: keyIndex, people: fc.array(fc.integer({min: 0, max: 5}), {minLength: 1, maxLength: 4})}),
+  fc.record({
+    kind: fc.constant('create' as const),
+    tenant: tenantIndex,
+    key: keyIndex,
+    person: fc.integer({min: 0, max: 5}),
+    name: fc.string({unit: 'grapheme', minLength: 1, maxLength: 12}),
+  }),
+  fc.record({
+    kind: fc.constant('bulk' as const),
+    tenant: tenantIndex,
+    key: keyIndex,
+    people: fc.array(fc.integer({min: 0, max: 5}), {minLength: 1, maxLength: 4}),
+  }),
   fc.record({
     kind: fc.constant('list' as const),
     tenant: tenantIndex,
     key: keyIndex,
-    query: fc.constantFrom('', 'status=active', 'search=person', 'search=shared', 'lead_line=buyer', 'sort_by=created_at&sort_dir=desc', 'include_custom_fields=true', 'sync=true', 'limit=1', 'offset=1&limit=2', 'updated_since=2000-01-01T00:00:00Z'),
+    query: fc.constantFrom(
+      '',
+      'status=active',
+      'search=person',
+      'search=shared',
+      'lead_line=buyer',
+      'sort_by=created_at&sort_dir=desc',
+      'include_custom_fields=true',
+      'sync=true',
+      'limit=1',
+      'offset=1&limit=2',
+      'updated_since=2000-01-01T00:00:00Z',
+    ),
     pages: fc.integer({min: 1, max: 3}),
   }),
   fc.record({kind: fc.constant('webhook-create' as const), tenant: tenantIndex, key: keyIndex}),
-  fc.record({kind: fc.constant('webhook-touch' as const), tenant: tenantIndex, key: keyIndex, owner: tenantIndex, method: fc.constantFrom('PATCH' as const, 'DELETE' as const)}),
+  fc.record({
+    kind: fc.constant('webhook-touch' as const),
+    tenant: tenantIndex,
+    key: keyIndex,
+    owner: tenantIndex,
+    method: fc.constantFrom('PATCH' as const, 'DELETE' as const),
+  }),
   fc.record({kind: fc.constant('webhook-list' as const), tenant: tenantIndex, key: keyIndex}),
-  fc.record({kind: fc.constant('other-customer' as const), tenant: tenantIndex, key: keyIndex, target: tenantIndex, path: fc.constantFrom(LEADS, `${LEADS}?search=shared`, WEBHOOKS)}),
+  fc.record({
+    kind: fc.constant('other-customer' as const),
+    tenant: tenantIndex,
+    key: keyIndex,
+    target: tenantIndex,
+    path: fc.constantFrom(LEADS, `${LEADS}?search=shared`, WEBHOOKS),
+  }),
   fc.record({kind: fc.constant('deliveries' as const), tenant: tenantIndex}),
 )
 
@@ -86,7 +121,8 @@ describe('tenant isolation (generated operations)', function () {
     })
     after(async function () {
       // Deleting the webhooks cancels their pending deliveries: no later daemon's sweeper sends them.
-      for (const {customerId} of tenants) for (const webhook of await daemon.services.webhooks.list(customerId)) await daemon.services.webhooks.delete(customerId, webhook.id)
+      for (const {customerId} of tenants)
+        for (const webhook of await daemon.services.webhooks.list(customerId)) await daemon.services.webhooks.delete(customerId, webhook.id)
       await daemon.stop()
     })
 
@@ -102,7 +138,13 @@ describe('tenant isolation (generated operations)', function () {
     }
 
     async function call(tenant: Tenant, key: number, method: string, path: string, body?: unknown, customerId = tenant.customerId): Promise<TestResponse> {
-      return daemon.request(path, {method, token: tenant.keys[key]!.token, customerId, headers: body === undefined ? {} : {'content-type': 'application/json'}, body: body === undefined ? undefined : JSON.stringify(body)})
+      return daemon.request(path, {
+        method,
+        token: tenant.keys[key]!.token,
+        customerId,
+        headers: body === undefined ? {} : {'content-type': 'application/json'},
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
     }
 
     /** The status a key gets for an endpoint: 403 without the scope it needs, else what the endpoint says. */
@@ -122,7 +164,10 @@ describe('tenant isolation (generated operations)', function () {
         owner.set(response.body.lead.id, own)
         expectOnlyOwn(response, own, what)
       } else if (op.kind === 'bulk') {
-        const leads = op.people.map((person) => ({contact_name: `bulk ${person}`, contact_email: person < 3 ? `person${person}.${op.tenant}@example.org` : `shared${person}@example.org`}))
+        const leads = op.people.map((person) => ({
+          contact_name: `bulk ${person}`,
+          contact_email: person < 3 ? `person${person}.${op.tenant}@example.org` : `shared${person}@example.org`,
+        }))
         const response = await call(tenant, op.key, 'POST', `${LEADS}/bulk`, {leads})
         if (!allowed(tenant, op.key, 'public_api:leads:write')) return void expect(response.status, what).to.equal(403)
         expect(response.status, `${what}: ${response.text}`).to.equal(200)
@@ -157,7 +202,11 @@ describe('tenant isolation (generated operations)', function () {
         if (!allowed(tenant, op.key, 'public_api:webhooks:manage')) return void expect(response.status, what).to.equal(403)
         if (op.owner !== op.tenant) return void expect(response.status, `${what} reached customer ${op.owner}'s webhook`).to.equal(404)
         expect(response.status, `${what}: ${response.text}`).to.equal(200)
-        if (op.method === 'DELETE') webhooksOf.set(own, webhooksOf.get(own)!.filter((id) => id !== target))
+        if (op.method === 'DELETE')
+          webhooksOf.set(
+            own,
+            webhooksOf.get(own)!.filter((id) => id !== target),
+          )
         expectOnlyOwn(response, own, what)
       } else if (op.kind === 'webhook-list') {
         const response = await call(tenant, op.key, 'GET', WEBHOOKS)
@@ -183,7 +232,7 @@ describe('tenant isolation (generated operations)', function () {
       }
     }
 
-    it('never answers one customer with another customer\'s data, and refuses every crossing', async function () {
+    it("never answers one customer with another customer's data, and refuses every crossing", async function () {
       await fc.assert(
         fc.asyncProperty(fc.array(operation, {minLength: 5, maxLength: 15}), async (operations) => {
           for (const op of operations) await perform(op)

@@ -33,12 +33,19 @@ describe('webhook delivery', function () {
     let webhookId: string
 
     const delivery = (id: string) => daemon.services.deliveries.show(id)
-    const finished = (id: string) => until(async () => {
-      const found = await delivery(id)
-      return ['succeeded', 'failed', 'cancelled'].includes(found.status) && found
-    }, `delivery ${id} to finish`)
+    const finished = (id: string) =>
+      until(async () => {
+        const found = await delivery(id)
+        return ['succeeded', 'failed', 'cancelled'].includes(found.status) && found
+      }, `delivery ${id} to finish`)
     const deliveryIdsOf = async (leadId: string) =>
-      ((await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': leadId}).select('deliveries.id')) as Array<{id: string}>).map((row) => row.id)
+      (
+        (await daemon.services
+          .db('deliveries')
+          .join('events', 'events.id', 'deliveries.event_id')
+          .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': leadId})
+          .select('deliveries.id')) as Array<{id: string}>
+      ).map((row) => row.id)
 
     before(async function () {
       receiver = await new Receiver().start()
@@ -48,7 +55,12 @@ describe('webhook delivery', function () {
       receiver.requests.length = 0
       receiver.fallback = {status: 200, body: 'ok'}
       tenant = await newTenant(daemon.services, undefined, {roomy: true})
-      const created = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 3, timeout_seconds: 1})
+      const created = await daemon.services.webhooks.create(tenant.customer.id, {
+        url: receiver.url,
+        event_types: ['lead.created'],
+        retry_attempts: 3,
+        timeout_seconds: 1,
+      })
       secret = created.secret as string
       webhookId = created.webhook.id
     })
@@ -105,7 +117,11 @@ describe('webhook delivery', function () {
       const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
       const done = await finished(deliveryId!)
       expect(done.status).to.equal('succeeded')
-      expect(done.attempts.map((a) => [a.statusCode, a.outcome])).to.deep.equal([[500, 'retry'], [503, 'retry'], [200, 'success']])
+      expect(done.attempts.map((a) => [a.statusCode, a.outcome])).to.deep.equal([
+        [500, 'retry'],
+        [503, 'retry'],
+        [200, 'success'],
+      ])
       expect(receiver.requests.map((r) => r.headers['x-service-delivery'])).to.deep.equal([deliveryId, deliveryId, deliveryId])
       for (const request of receiver.requests) expect(verifyDelivery(request, secret)).to.equal(true)
       expect(new Set(receiver.requests.map((r) => r.rawBody.toString())).size).to.equal(3)
@@ -121,8 +137,15 @@ describe('webhook delivery', function () {
       expect(done.attempts.map((attempt) => attempt.outcome)).to.deep.equal(['retry', 'retry', 'retry', 'final'])
       expect(done.lastError).to.equal('HTTP 500')
       // One log line per finished attempt, with its ids and answer, never the payload.
-      const lines = daemon.logs.filter((line) => line.includes('"delivery attempt"') && line.includes(deliveryId!)).map((line) => JSON.parse(line) as Record<string, unknown>)
-      expect(lines.map((line) => [line['attempt'], line['status'], line['outcome']])).to.deep.equal([[1, 500, 'retry'], [2, 500, 'retry'], [3, 500, 'retry'], [4, 500, 'final']])
+      const lines = daemon.logs
+        .filter((line) => line.includes('"delivery attempt"') && line.includes(deliveryId!))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(lines.map((line) => [line['attempt'], line['status'], line['outcome']])).to.deep.equal([
+        [1, 500, 'retry'],
+        [2, 500, 'retry'],
+        [3, 500, 'retry'],
+        [4, 500, 'final'],
+      ])
       expect(lines[0]).to.include({webhook_id: webhookId})
       expect(lines[0]!['duration_ms']).to.be.a('number')
       expect(lines.join('\n')).not.to.include('Doomed')
@@ -229,7 +252,10 @@ describe('webhook delivery', function () {
     it('disables a webhook whose deliveries have all failed for 5 days', async function () {
       receiver.fallback = {status: 500}
       await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 0})
-      await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({failing_since: Date.now() - 5 * 86_400_000 - 1000, consecutive_failures: 40})
+      await daemon.services
+        .db('webhooks')
+        .where({customer_id: tenant.customer.id, id: webhookId})
+        .update({failing_since: Date.now() - 5 * 86_400_000 - 1000, consecutive_failures: 40})
       const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Last straw'})
       const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
       await finished(deliveryId!)
@@ -283,7 +309,11 @@ describe('webhook delivery to a host whose DNS answer changes after registration
       await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://rebind.example.com/hook', event_types: ['lead.created'], retry_attempts: 3})
       answer = '127.0.0.1'
       const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Rebound'})
-      const [row] = await daemon.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
+      const [row] = await daemon.services
+        .db('deliveries')
+        .join('events', 'events.id', 'deliveries.event_id')
+        .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id})
+        .select('deliveries.id')
       let done = await daemon.services.deliveries.show(row.id)
       for (let i = 0; i < 200 && !['failed', 'succeeded'].includes(done.status); i++) {
         await new Promise((resolve) => setTimeout(resolve, 25))
@@ -310,7 +340,11 @@ describe('stopping a delivery worker', function () {
       const tenant = await newTenant(api.services)
       await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
       const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'Interrupted'})
-      const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
+      const [row] = await api.services
+        .db('deliveries')
+        .join('events', 'events.id', 'deliveries.event_id')
+        .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id})
+        .select('deliveries.id')
       // A long first backoff: the worker is stopped while it waits.
       const worker = api.services.createWorker({baseDelayMs: 60_000, maxDelayMs: 60_000})
       const processing = worker.process(row.id)
@@ -340,8 +374,13 @@ describe('delivery leases', function () {
         await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 10})
         const created = await postJson(api, tenant, CREATE, {contact_name: 'Slow receiver'})
         const customerId = tenant.customer.id
-        const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': customerId, 'events.customer_id': customerId, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
-        const leaseOf = async () => Number((await api.services.db('deliveries').where({customer_id: customerId, id: row.id}).first('claimed_until')).claimed_until)
+        const [row] = await api.services
+          .db('deliveries')
+          .join('events', 'events.id', 'deliveries.event_id')
+          .where({'deliveries.customer_id': customerId, 'events.customer_id': customerId, 'events.lead_id': created.body.lead.id})
+          .select('deliveries.id')
+        const leaseOf = async () =>
+          Number((await api.services.db('deliveries').where({customer_id: customerId, id: row.id}).first('claimed_until')).claimed_until)
 
         // The worker's clock starts after the delivery was written, so the delivery is due on it.
         const clock = new ManualClock(Date.now())

@@ -15,7 +15,6 @@ const HOOKS = '/api/agents/crm/lead-webhooks'
 const WORKER = {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}
 const HOUR = 3_600_000
 
-
 function recover(daemon: TestDaemon, as: TestTenant, webhookId: string, body: unknown, token = as.token): Promise<TestResponse> {
   return daemon.request(`${HOOKS}/${webhookId}/recover`, {
     method: 'POST',
@@ -45,17 +44,24 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
       let receiver: Receiver
 
       const rowsOf = async (tenant: TestTenant, webhookId: string): Promise<DeliveryRow[]> =>
-        daemon.services.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId}).orderBy('id').select('id', 'status', 'attempts_made', 'created_at', 'updated_at')
+        daemon.services
+          .db('deliveries')
+          .where({customer_id: tenant.customer.id, webhook_id: webhookId})
+          .orderBy('id')
+          .select('id', 'status', 'attempts_made', 'created_at', 'updated_at')
       const webhookOf = async (tenant: TestTenant) =>
         daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0, timeout_seconds: 2})
       /** Creates leads while the receiver answers 500, and waits until every delivery of the customer has failed. */
       const failLeads = async (tenant: TestTenant, count: number, webhooks: number) => {
         receiver.fallback = {status: 500, body: 'down'}
         for (let i = 0; i < count; i++) expect((await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: `Lost ${i}`})).status).to.equal(201)
-        await waitUntil(async () => {
-          const rows = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
-          return rows.length === count * webhooks && rows.every((row) => row.status === 'failed')
-        }, `${count * webhooks} failed deliveries`)
+        await waitUntil(
+          async () => {
+            const rows = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
+            return rows.length === count * webhooks && rows.every((row) => row.status === 'failed')
+          },
+          `${count * webhooks} failed deliveries`,
+        )
       }
       const moveCreatedAt = (tenant: TestTenant, id: string, createdAt: number) =>
         daemon.services.db('deliveries').where({customer_id: tenant.customer.id, id}).update({created_at: createdAt})
@@ -107,9 +113,13 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         const arrived = receiver.requests.map((request) => request.headers['x-service-delivery'])
         expect(arrived.sort()).to.deep.equal([atSince!.id, after!.id].sort())
         for (const request of receiver.requests) expect(verifyDelivery(request, target.secret!)).to.equal(true)
-        await waitUntil(async () => (await rowsOf(alice, target.webhook.id)).filter((row) => row.status === 'succeeded').length === 3, 'the recovered deliveries to succeed')
+        await waitUntil(
+          async () => (await rowsOf(alice, target.webhook.id)).filter((row) => row.status === 'succeeded').length === 3,
+          'the recovered deliveries to succeed',
+        )
         // Fresh attempts: one attempt on record since the reset, where the failure had used the only one allowed.
-        for (const id of [atSince!.id, after!.id]) expect(await daemon.services.deliveries.show(id)).to.include({status: 'succeeded', attemptsMade: 1, lastError: null})
+        for (const id of [atSince!.id, after!.id])
+          expect(await daemon.services.deliveries.show(id)).to.include({status: 'succeeded', attemptsMade: 1, lastError: null})
 
         expect((await rowsOf(alice, target.webhook.id)).filter((row) => row.id !== atSince!.id && row.id !== after!.id)).to.deep.equal(untouched.target)
         expect(await rowsOf(alice, sibling.webhook.id)).to.deep.equal(untouched.sibling)
@@ -236,7 +246,12 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         const now = Date.now()
         const since = now - 6 * 24 * HOUR
         // Seven deliveries share each created_at, so pages of 500 end inside a run of equal times.
-        const failedSince = Array.from({length: 10_050}, (_, i) => ({customerId: alice.customer.id, webhookId: webhook.id, status: 'failed', createdAt: since + Math.floor(i / 7) * 1000}))
+        const failedSince = Array.from({length: 10_050}, (_, i) => ({
+          customerId: alice.customer.id,
+          webhookId: webhook.id,
+          status: 'failed',
+          createdAt: since + Math.floor(i / 7) * 1000,
+        }))
         const others = [
           ...Array.from({length: 30}, (_, i) => ({customerId: alice.customer.id, webhookId: webhook.id, status: 'failed', createdAt: since - 1 - i})),
           ...Array.from({length: 20}, (_, i) => ({customerId: alice.customer.id, webhookId: webhook.id, status: 'succeeded', createdAt: since + i})),
@@ -250,12 +265,20 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
 
         const statuses = async (customerId: string, webhookId: string) =>
           Object.fromEntries(
-            ((await daemon.services.db('deliveries').where({customer_id: customerId, webhook_id: webhookId}).groupBy('status').select('status', daemon.services.db.raw('count(*) as n'))) as Array<{status: string; n: number | string}>).map(
-              (row) => [row.status, Number(row.n)],
-            ),
+            (
+              (await daemon.services
+                .db('deliveries')
+                .where({customer_id: customerId, webhook_id: webhookId})
+                .groupBy('status')
+                .select('status', daemon.services.db.raw('count(*) as n'))) as Array<{status: string; n: number | string}>
+            ).map((row) => [row.status, Number(row.n)]),
           )
         expect(await statuses(alice.customer.id, webhook.id)).to.deep.equal({pending: 10_050, failed: 30, succeeded: 20})
-        const [stillFailed] = (await daemon.services.db('deliveries').where({customer_id: alice.customer.id, webhook_id: webhook.id, status: 'failed'}).andWhere('created_at', '>=', since).count({n: '*'})) as Array<{n: number | string}>
+        const [stillFailed] = (await daemon.services
+          .db('deliveries')
+          .where({customer_id: alice.customer.id, webhook_id: webhook.id, status: 'failed'})
+          .andWhere('created_at', '>=', since)
+          .count({n: '*'})) as Array<{n: number | string}>
         expect(Number(stillFailed!.n)).to.equal(0)
         expect(await statuses(bob.customer.id, bobs.id)).to.deep.equal({failed: 40})
       })
@@ -264,7 +287,11 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
 })
 
 /** Writes delivery rows straight into the outbox (each with an event id of its own, never sent). */
-async function insertDeliveries(daemon: TestDaemon, rows: ReadonlyArray<{customerId: string; webhookId: string; status: string; createdAt: number}>, now: number): Promise<void> {
+async function insertDeliveries(
+  daemon: TestDaemon,
+  rows: ReadonlyArray<{customerId: string; webhookId: string; status: string; createdAt: number}>,
+  now: number,
+): Promise<void> {
   const records = rows.map((row) => ({
     id: randomUUID(),
     customer_id: row.customerId,

@@ -16,7 +16,13 @@ describe('webhook management API', function () {
     let daemon: TestDaemon
     let tenant: TestTenant
     const call = (method: string, path: string, body?: unknown, as: TestTenant = tenant) =>
-      daemon.request(path, {method, token: as.token, customerId: as.customer.id, headers: {'content-type': 'application/json'}, body: body === undefined ? undefined : JSON.stringify(body)})
+      daemon.request(path, {
+        method,
+        token: as.token,
+        customerId: as.customer.id,
+        headers: {'content-type': 'application/json'},
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
 
     before(async function () {
       daemon = await startTestDaemon(backend, {lookup: publicLookup})
@@ -36,7 +42,14 @@ describe('webhook management API', function () {
       const webhook = response.body.webhook
       expect(webhook).to.have.keys(WEBHOOK_FIELDS)
       expect(webhook.id).to.match(/^wh_[0-9a-f]{24}$/)
-      expect(webhook).to.deep.include({url: 'https://hooks.example.com/leads', event_types: ['lead.created'], is_active: true, timeout_seconds: 10, retry_attempts: 5, description: null})
+      expect(webhook).to.deep.include({
+        url: 'https://hooks.example.com/leads',
+        event_types: ['lead.created'],
+        is_active: true,
+        timeout_seconds: 10,
+        retry_attempts: 5,
+        description: null,
+      })
 
       const row = await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).first()
       expect(JSON.stringify(row)).not.to.include(response.body.secret)
@@ -48,7 +61,13 @@ describe('webhook management API', function () {
     })
 
     it('accepts description, timeout_seconds and retry_attempts', async function () {
-      const response = await call('POST', BASE, {url: 'https://hooks.example.com/a', event_types: ['lead.created'], description: 'CRM sync', timeout_seconds: 60, retry_attempts: 0})
+      const response = await call('POST', BASE, {
+        url: 'https://hooks.example.com/a',
+        event_types: ['lead.created'],
+        description: 'CRM sync',
+        timeout_seconds: 60,
+        retry_attempts: 0,
+      })
       expect(response.body.webhook).to.include({description: 'CRM sync', timeout_seconds: 60, retry_attempts: 0})
     })
 
@@ -73,7 +92,8 @@ describe('webhook management API', function () {
     }
 
     it('allows at most 20 webhooks per customer', async function () {
-      for (let i = 0; i < 20; i++) expect((await call('POST', BASE, {url: `https://hooks.example.com/${i}`, event_types: ['lead.created']})).status).to.equal(201)
+      for (let i = 0; i < 20; i++)
+        expect((await call('POST', BASE, {url: `https://hooks.example.com/${i}`, event_types: ['lead.created']})).status).to.equal(201)
       const refused = await call('POST', BASE, {url: 'https://hooks.example.com/21', event_types: ['lead.created']})
       expect(refused.status).to.equal(400)
       expect(refused.body.error.message).to.match(/at most 20 webhooks/)
@@ -87,7 +107,9 @@ describe('webhook management API', function () {
       expect(updated.body).to.have.keys(['webhook'])
       expect(updated.body.webhook).to.include({url: 'https://hooks.example.com/b', description: 'moved', is_active: false, timeout_seconds: 5})
       const rotated = await call('PATCH', `${BASE}/${id}`, {rotate_secret: true})
-      expect(rotated.body.secret).to.match(/^svc_whsec_[0-9a-f]{64}$/).and.not.equal(created.body.secret)
+      expect(rotated.body.secret)
+        .to.match(/^svc_whsec_[0-9a-f]{64}$/)
+        .and.not.equal(created.body.secret)
       expect((await call('PATCH', `${BASE}/wh_000000000000000000000000`, {description: 'x'})).status).to.equal(404)
       const bad = await call('PATCH', `${BASE}/${id}`, {url: 'https://10.0.0.1/'})
       expect(bad.status).to.equal(400)
@@ -128,7 +150,10 @@ describe('webhook management API', function () {
       const other = await newTenant(daemon.services)
       const theirs = await call('POST', BASE, {url: 'https://hooks.example.com/theirs', event_types: ['lead.created']}, other)
       const id = theirs.body.webhook.id
-      for (const [method, body] of [['PATCH', {description: 'mine now'}], ['DELETE', undefined]] as const) {
+      for (const [method, body] of [
+        ['PATCH', {description: 'mine now'}],
+        ['DELETE', undefined],
+      ] as const) {
         const response = await call(method, `${BASE}/${id}`, body)
         expect(response.status).to.equal(404)
         expect(response.body.error).to.include({type: 'not_found_error', code: 404})

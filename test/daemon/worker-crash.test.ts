@@ -24,7 +24,11 @@ describe('at-least-once delivery when a worker dies', function () {
         const tenant = await newTenant(api.services)
         await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 30})
         const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'Survivor'})
-        const [row] = await api.services.db('deliveries').join('events', 'events.id', 'deliveries.event_id').where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id}).select('deliveries.id')
+        const [row] = await api.services
+          .db('deliveries')
+          .join('events', 'events.id', 'deliveries.event_id')
+          .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id})
+          .select('deliveries.id')
         const deliveryId = row.id as string
         // As if the enqueue never happened: the worker's sweeper must find the row itself.
         await api.services.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({dispatched_at: null})
@@ -95,7 +99,11 @@ describe('a webhook whose worker dies with attempts on the wire', function () {
         rescuer.start()
         const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'After the crash'})
         const leadId = created.body.lead.id as string
-        await waitUntil(() => receiver.requests.some((request) => (JSON.parse(request.rawBody.toString('utf8')) as {lead: {id: string}}).lead.id === leadId), 'the new lead\u2019s delivery', 20_000)
+        await waitUntil(
+          () => receiver.requests.some((request) => (JSON.parse(request.rawBody.toString('utf8')) as {lead: {id: string}}).lead.id === leadId),
+          'the new lead\u2019s delivery',
+          20_000,
+        )
         // The in-flight slots lapse 5 s after the dead worker's last renewal; the leases on its own deliveries take longer (30 s).
         expect(Date.now() - killedAt).to.be.below(8000)
       } finally {
@@ -107,4 +115,3 @@ describe('a webhook whose worker dies with attempts on the wire', function () {
     })
   }
 })
-

@@ -49,7 +49,11 @@ function leadBody(hostile: boolean): fc.Arbitrary<LeadBody> {
       source_platform: fc.constantFrom(...SOURCE_PLATFORMS_USED),
       source_type: fc.constantFrom(...SOURCE_TYPES_USED),
       custom_fields: fc.record(
-        {lead_line: or(['buyer', 'seller', ' seller '], ['renter']), budget: hostile ? fc.oneof(fc.integer({min: -5, max: 1000}), fc.constant('high')) : fc.integer({min: -5, max: 1000}), shoe_size: fc.constant(44)},
+        {
+          lead_line: or(['buyer', 'seller', ' seller '], ['renter']),
+          budget: hostile ? fc.oneof(fc.integer({min: -5, max: 1000}), fc.constant('high')) : fc.integer({min: -5, max: 1000}),
+          shoe_size: fc.constant(44),
+        },
         {requiredKeys: []},
       ) as fc.Arbitrary<Record<string, string | number>>,
     },
@@ -224,7 +228,9 @@ function stateDifference(model: CustomerModel, state: DaemonState, bindings: Bin
   }
   const wantEvents = model.events.map((ref) => bindings.toDaemon.get(ref)).sort()
   const gotEvents = [...state.eventLeadIds].sort()
-  return JSON.stringify(wantEvents) === JSON.stringify(gotEvents) ? null : `lead.created for ${JSON.stringify(wantEvents)} expected, daemon has ${JSON.stringify(gotEvents)}`
+  return JSON.stringify(wantEvents) === JSON.stringify(gotEvents)
+    ? null
+    : `lead.created for ${JSON.stringify(wantEvents)} expected, daemon has ${JSON.stringify(gotEvents)}`
 }
 
 /**
@@ -270,7 +276,13 @@ describe('write paths against a model (generated sequences, some concurrent)', f
       if (request.key !== undefined) headers['idempotency-key'] = request.key
       // Pretty-printed retries check that key order and whitespace do not make another body.
       const text = pretty ? JSON.stringify(reorder(request.body), null, 2) : JSON.stringify(request.body)
-      return daemon.request(request.endpoint === 'create' ? LEADS : `${LEADS}/bulk`, {method: 'POST', token: tenant.token, customerId: tenant.customer.id, headers, body: text})
+      return daemon.request(request.endpoint === 'create' ? LEADS : `${LEADS}/bulk`, {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers,
+        body: text,
+      })
     }
 
     async function stateOf(tenant: TestTenant): Promise<DaemonState> {
@@ -283,11 +295,13 @@ describe('write paths against a model (generated sequences, some concurrent)', f
         if (!response.body.next_cursor) break
         path = `${LEADS}?include_custom_fields=true&limit=100&cursor=${encodeURIComponent(response.body.next_cursor)}`
       }
-      const events = (await daemon.services.db('events').where({customer_id: tenant.customer.id, type: 'lead.created'}).select('lead_id')) as Array<{lead_id: string}>
+      const events = (await daemon.services.db('events').where({customer_id: tenant.customer.id, type: 'lead.created'}).select('lead_id')) as Array<{
+        lead_id: string
+      }>
       return {leads, eventLeadIds: events.map((event) => event.lead_id)}
     }
 
-    it('answers every request as the model does and ends in the model\'s state', async function () {
+    it("answers every request as the model does and ends in the model's state", async function () {
       // What the runs exercised, so a generator that stops reaching a case fails instead of passing quietly.
       const seen = new Map<string, number>()
       const count = (what: string) => seen.set(what, (seen.get(what) ?? 0) + 1)
@@ -302,7 +316,10 @@ describe('write paths against a model (generated sequences, some concurrent)', f
 
           for (const [step, command] of commands.entries()) {
             if (command.kind !== 'concurrent') {
-              const {customer, request} = command.kind === 'write' ? command : (history.at(-1 - command.back) ?? {customer: 0, request: {endpoint: 'create' as const, body: {contact_name: 'first'}}})
+              const {customer, request} =
+                command.kind === 'write'
+                  ? command
+                  : (history.at(-1 - command.back) ?? {customer: 0, request: {endpoint: 'create' as const, body: {contact_name: 'first'}}})
               const expected = models[customer]!.apply(request)
               const answer = await send(tenants[customer]!, request, command.pretty)
               const difference = answerDifference(expected, answer, bindings)
@@ -318,7 +335,8 @@ describe('write paths against a model (generated sequences, some concurrent)', f
             const answers = await Promise.all(command.requests.map((request) => send(tenant, request, false)))
             const state = await stateOf(tenant)
             const keyCount = new Map<string, number>()
-            for (const request of command.requests) if (request.key) keyCount.set(`${request.endpoint} ${request.key}`, (keyCount.get(`${request.endpoint} ${request.key}`) ?? 0) + 1)
+            for (const request of command.requests)
+              if (request.key) keyCount.set(`${request.endpoint} ${request.key}`, (keyCount.get(`${request.endpoint} ${request.key}`) ?? 0) + 1)
             const inFlight = (request: WriteRequest) => request.key !== undefined && keyCount.get(`${request.endpoint} ${request.key}`)! > 1
 
             // Some order of the batch, one at a time, must explain every answer and the final state.
@@ -342,7 +360,10 @@ describe('write paths against a model (generated sequences, some concurrent)', f
               }
               explanations.push(difference)
             }
-            expect(explained, `step ${step}: no order of ${JSON.stringify(command.requests)} explains the answers ${JSON.stringify(answers.map((a) => `${a.status} ${a.text}`))}: ${explanations.join('; ')}`).not.to.equal(null)
+            expect(
+              explained,
+              `step ${step}: no order of ${JSON.stringify(command.requests)} explains the answers ${JSON.stringify(answers.map((a) => `${a.status} ${a.text}`))}: ${explanations.join('; ')}`,
+            ).not.to.equal(null)
             count(answers.some((answer) => answer.status === 409) ? 'concurrent with 409' : 'concurrent')
             if (new Set(command.requests).size < command.requests.length) count('concurrent twin')
             models[command.customer] = explained!.model
@@ -357,7 +378,19 @@ describe('write paths against a model (generated sequences, some concurrent)', f
         }),
         {seed: SEED, numRuns: RUNS},
       )
-      for (const what of ['created', 'merged', 'invalid', 'replay', 'key-conflict', 'bulk created', 'bulk updated', 'bulk skipped', 'bulk failed', 'concurrent', 'concurrent twin']) {
+      for (const what of [
+        'created',
+        'merged',
+        'invalid',
+        'replay',
+        'key-conflict',
+        'bulk created',
+        'bulk updated',
+        'bulk skipped',
+        'bulk failed',
+        'concurrent',
+        'concurrent twin',
+      ]) {
         expect(seen.get(what) ?? 0, `no run exercised "${what}": ${JSON.stringify([...seen])}`).to.be.greaterThan(0)
       }
       if (process.env['LEADS_FUZZ_VERBOSE']) console.log(JSON.stringify([...seen]))
@@ -368,6 +401,11 @@ describe('write paths against a model (generated sequences, some concurrent)', f
 /** The same JSON with its keys in reverse order at every depth. */
 function reorder(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reorder)
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reorder(v)]))
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([k, v]) => [k, reorder(v)]),
+    )
   return value
 }

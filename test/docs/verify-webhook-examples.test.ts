@@ -45,14 +45,20 @@ function pythonVerdicts(checks: Check[]): Promise<boolean[]> {
       if (error) return reject(new Error(`python3 failed: ${stderr || error.message}`))
       resolve(JSON.parse(stdout) as boolean[])
     })
-    child.stdin?.end(JSON.stringify(checks.map((check) => ({body: check.body.toString('base64'), headers: check.headers, secret: check.secret, now: check.nowMs / 1000}))))
+    child.stdin?.end(
+      JSON.stringify(checks.map((check) => ({body: check.body.toString('base64'), headers: check.headers, secret: check.secret, now: check.nowMs / 1000}))),
+    )
   })
 }
 
 /** Asserts what both examples answer, check by check: the TypeScript one built from docs/examples, the Python one run by python3. */
 async function expectVerdicts(cases: Array<[label: string, check: Check, accepted: boolean]>): Promise<void> {
   const python = await pythonVerdicts(cases.map(([, check]) => check))
-  const got = cases.map(([label, check], index) => ({label, typescript: verifyWebhook(check.body, check.headers, check.secret, check.nowMs), python: python[index]}))
+  const got = cases.map(([label, check], index) => ({
+    label,
+    typescript: verifyWebhook(check.body, check.headers, check.secret, check.nowMs),
+    python: python[index],
+  }))
   expect(got).to.deep.equal(cases.map(([label, , accepted]) => ({label, typescript: accepted, python: accepted})))
 }
 
@@ -81,7 +87,13 @@ describe('the webhook verification examples', function () {
     let webhookId: string
     let secret: string
     const call = (method: string, url: string, body: unknown) =>
-      daemon.request(url, {method, token: tenant.token, customerId: tenant.customer.id, headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+      daemon.request(url, {
+        method,
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify(body),
+      })
     /** Creates a lead and returns the delivery request the receiver got for it. */
     const deliveryOfNewLead = async (name: string): Promise<ReceivedRequest> => {
       receiver.requests.length = 0
@@ -139,15 +151,24 @@ describe('the webhook verification examples', function () {
       await expectVerdicts([
         ['the new secret', asReceived(during, newSecret), true],
         ['the old secret, through X-Service-Signature-Previous', asReceived(during, oldSecret), true],
-        ['the old secret without X-Service-Signature-Previous', asReceived(during, oldSecret, {headers: withoutHeader(during.headers, 'x-service-signature-previous')}), false],
-        ['the new secret without X-Service-Signature-Previous', asReceived(during, newSecret, {headers: withoutHeader(during.headers, 'x-service-signature-previous')}), true],
+        [
+          'the old secret without X-Service-Signature-Previous',
+          asReceived(during, oldSecret, {headers: withoutHeader(during.headers, 'x-service-signature-previous')}),
+          false,
+        ],
+        [
+          'the new secret without X-Service-Signature-Previous',
+          asReceived(during, newSecret, {headers: withoutHeader(during.headers, 'x-service-signature-previous')}),
+          true,
+        ],
         ['the old secret, body changed', asReceived(during, oldSecret, {body: tampered}), false],
         ['another secret', asReceived(during, WRONG_SECRET), false],
       ])
 
       const rotatedAt = (webhook: {secret_rotated_at: number | string}) => Number(webhook.secret_rotated_at)
       const stored = () => daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).first()
-      const moveRotation = (at: number) => daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({secret_rotated_at: at})
+      const moveRotation = (at: number) =>
+        daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({secret_rotated_at: at})
       expect(rotatedAt(await stored())).to.be.within(Date.now() - 60_000, Date.now())
 
       // A minute before the overlap ends, the previous signature is still sent.

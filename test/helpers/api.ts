@@ -26,9 +26,11 @@ export async function counts(daemon: TestDaemon, tenant: TestTenant): Promise<{l
 /** GET from a given loopback source address, as a distinct client would; its status. */
 export function getFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(url, {localAddress, headers}, (response) => {
-      response.resume()
-      resolve(response.statusCode ?? 0)
-    }).on('error', reject)
+    http
+      .get(url, {localAddress, headers}, (response) => {
+        response.resume()
+        resolve(response.statusCode ?? 0)
+      })
+      .on('error', reject)
   })
 }

@@ -18,7 +18,13 @@ export interface CreateRun {
  * Creates `count` leads one after another, calling `fault` (not awaited by the creates) before
  * the create numbered `faultAt`, so the fault lands in the middle of the stream of creates.
  */
-export async function createDuring(daemon: TestDaemon, tenant: TestTenant, count: number, faultAt: number, fault: () => Promise<void>): Promise<CreateRun & {fault: Promise<void>}> {
+export async function createDuring(
+  daemon: TestDaemon,
+  tenant: TestTenant,
+  count: number,
+  faultAt: number,
+  fault: () => Promise<void>,
+): Promise<CreateRun & {fault: Promise<void>}> {
   const run: CreateRun = {leadIds: [], refusals: [], slowestMs: 0}
   let faulted: Promise<void> = Promise.resolve()
   for (let index = 0; index < count; index++) {
@@ -80,7 +86,13 @@ export function warningsOf(daemons: readonly TestDaemon[]): string[] {
  * creates, the slowest, deliveries received, lost and duplicated, and the daemons' warnings
  * meanwhile. Returns the audit and the warnings for the test to assert on.
  */
-export async function reportFailover(label: string, receiver: Receiver, run: CreateRun, startedAt: number, daemons: readonly TestDaemon[]): Promise<{audit: DeliveryAudit; warnings: string[]}> {
+export async function reportFailover(
+  label: string,
+  receiver: Receiver,
+  run: CreateRun,
+  startedAt: number,
+  daemons: readonly TestDaemon[],
+): Promise<{audit: DeliveryAudit; warnings: string[]}> {
   await waitUntil(() => auditDeliveries(receiver, run.leadIds).missing.length === 0, 'every lead.created of the run', 60_000).catch(() => undefined)
   const audit = auditDeliveries(receiver, run.leadIds)
   console.log(

@@ -22,7 +22,12 @@ export interface Balancer {
 export function ensureHaproxy(): string {
   const found = which('haproxy')
   if (found) return found
-  const install = () => execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'haproxy'], {stdio: 'pipe', env: {...process.env, DEBIAN_FRONTEND: 'noninteractive'}, timeout: 180_000})
+  const install = () =>
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'haproxy'], {
+      stdio: 'pipe',
+      env: {...process.env, DEBIAN_FRONTEND: 'noninteractive'},
+      timeout: 180_000,
+    })
   try {
     install()
   } catch {
@@ -89,7 +94,10 @@ export async function startHaproxy(dir: string, backends: number[]): Promise<Bal
   await waitUntil(
     async () => {
       if (child.exitCode !== null) throw new Error(`haproxy exited with ${child.exitCode}: ${errors}`)
-      return fetch(`${url}/healthz`).then((response) => response.ok, () => false)
+      return fetch(`${url}/healthz`).then(
+        (response) => response.ok,
+        () => false,
+      )
     },
     'haproxy to answer',
     15_000,

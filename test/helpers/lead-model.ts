@@ -84,7 +84,9 @@ export class CustomerModel {
         return stored.canonical === canonicalJson(request.body) ? {kind: 'replay', status: stored.status, text: stored.text} : {kind: 'key-conflict'}
       }
     }
-    return request.endpoint === 'create' ? this.create(request.body) : this.bulk(request.body.leads, request.body.on_duplicate ?? 'update', request.body.dry_run ?? false)
+    return request.endpoint === 'create'
+      ? this.create(request.body)
+      : this.bulk(request.body.leads, request.body.on_duplicate ?? 'update', request.body.dry_run ?? false)
   }
 
   /** Keeps the daemon's first answer under the request's key (4xx and 2xx are kept; 5xx and 429 are not). */
@@ -205,7 +207,10 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined)
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
+      .join(',')}}`
   }
   return JSON.stringify(value)
 }

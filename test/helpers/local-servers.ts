@@ -70,15 +70,29 @@ export async function startMariadb(datadir: string, port: number): Promise<OwnMa
   }
   const child = spawn(
     'mariadbd',
-    ['--no-defaults', `--datadir=${datadir}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${path.join(datadir, 'mariadb.sock')}`, '--user=root', `--log-error=${path.join(datadir, 'error.log')}`, '--innodb-buffer-pool-size=64M', '--skip-name-resolve'],
+    [
+      '--no-defaults',
+      `--datadir=${datadir}`,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+      `--socket=${path.join(datadir, 'mariadb.sock')}`,
+      '--user=root',
+      `--log-error=${path.join(datadir, 'error.log')}`,
+      '--innodb-buffer-pool-size=64M',
+      '--skip-name-resolve',
+    ],
     {stdio: 'ignore'},
   )
   const url = `mysql://root@127.0.0.1:${port}`
-  await waitUntil(async () => {
-    const connection = await mysql.createConnection({uri: url}).catch(() => null)
-    await connection?.end()
-    return connection !== null
-  }, 'mariadbd to answer', 30_000)
+  await waitUntil(
+    async () => {
+      const connection = await mysql.createConnection({uri: url}).catch(() => null)
+      await connection?.end()
+      return connection !== null
+    },
+    'mariadbd to answer',
+    30_000,
+  )
   return {url, child}
 }
 

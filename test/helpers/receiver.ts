@@ -48,37 +48,40 @@ export class Receiver {
 
   async start(): Promise<this> {
     const tls = path.join(PROJECT_ROOT, 'test/fixtures/tls')
-    this.server = https.createServer({key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))}, (request, response) => {
-      const chunks: Buffer[] = []
-      request.on('data', (chunk: Buffer) => chunks.push(chunk))
-      request.on('end', () => {
-        this.requests.push({headers: request.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now()})
-        this.mostOpen = Math.max(this.mostOpen, ++this.open)
-        response.once('close', () => this.open--)
-        this.waiters = this.waiters.filter((waiter) => {
-          if (this.requests.length < waiter.count) return true
-          waiter.resolve()
-          return false
+    this.server = https.createServer(
+      {key: fs.readFileSync(path.join(tls, 'server-key.pem')), cert: fs.readFileSync(path.join(tls, 'server-cert.pem'))},
+      (request, response) => {
+        const chunks: Buffer[] = []
+        request.on('data', (chunk: Buffer) => chunks.push(chunk))
+        request.on('end', () => {
+          this.requests.push({headers: request.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now()})
+          this.mostOpen = Math.max(this.mostOpen, ++this.open)
+          response.once('close', () => this.open--)
+          this.waiters = this.waiters.filter((waiter) => {
+            if (this.requests.length < waiter.count) return true
+            waiter.resolve()
+            return false
+          })
+          const reply = this.replies.shift() ?? this.fallback
+          const answer = () => {
+            if (response.destroyed) return
+            if (reply.reset) return void request.socket.destroy()
+            response.writeHead(reply.status, {'content-type': 'text/plain', ...reply.headers})
+            if (reply.trickleMs === undefined) return void response.end(reply.body ?? '')
+            const bytes = [...Buffer.from(reply.body ?? '')]
+            const drip = setInterval(() => {
+              if (response.destroyed || bytes.length === 0) {
+                clearInterval(drip)
+                if (!response.destroyed) response.end()
+                return
+              }
+              response.write(Buffer.from([bytes.shift()!]))
+            }, reply.trickleMs)
+          }
+          setTimeout(() => (reply.until ? void reply.until.then(answer, answer) : answer()), reply.delayMs ?? 0)
         })
-        const reply = this.replies.shift() ?? this.fallback
-        const answer = () => {
-          if (response.destroyed) return
-          if (reply.reset) return void request.socket.destroy()
-          response.writeHead(reply.status, {'content-type': 'text/plain', ...reply.headers})
-          if (reply.trickleMs === undefined) return void response.end(reply.body ?? '')
-          const bytes = [...Buffer.from(reply.body ?? '')]
-          const drip = setInterval(() => {
-            if (response.destroyed || bytes.length === 0) {
-              clearInterval(drip)
-              if (!response.destroyed) response.end()
-              return
-            }
-            response.write(Buffer.from([bytes.shift()!]))
-          }, reply.trickleMs)
-        }
-        setTimeout(() => (reply.until ? void reply.until.then(answer, answer) : answer()), reply.delayMs ?? 0)
-      })
-    })
+      },
+    )
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
     this.port = (this.server.address() as AddressInfo).port
     return this

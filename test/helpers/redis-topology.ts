@@ -24,7 +24,26 @@ class RedisProcesses {
     const dir = path.join(this.dir, name)
     fs.mkdirSync(dir, {recursive: true})
     const logfile = path.join(dir, 'redis.log')
-    const child = spawn('redis-server', [...(configFile ? [configFile] : []), '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', logfile, '--save', '', '--appendonly', 'no', ...args], {stdio: 'ignore'})
+    const child = spawn(
+      'redis-server',
+      [
+        ...(configFile ? [configFile] : []),
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--logfile',
+        logfile,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...args,
+      ],
+      {stdio: 'ignore'},
+    )
     const server = {port, child}
     this.processes.push(server)
     await waitUntil(async () => (await command(port, ['PING']).catch(() => null)) === 'PONG', `redis-server ${name} on ${port} to answer`)
@@ -89,7 +108,11 @@ export class RedisClusterUnderTest {
         const [port, busPort] = chosen[i]!
         // The bus port is chosen too (not port + 10000, which may be taken or past 65535);
         // a 1 s node timeout makes a failover take seconds, not the default 15 s.
-        const server = await processes.spawnServer(`node-${i}`, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', '1000'], port)
+        const server = await processes.spawnServer(
+          `node-${i}`,
+          ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', '1000'],
+          port,
+        )
         nodes.push({...server, id: String(await command(server.port, ['CLUSTER', 'MYID']))})
       }
       await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'])
@@ -139,17 +162,21 @@ export class RedisClusterUnderTest {
   }
 
   private async topology(port: number): Promise<Array<{id: string; master: boolean; failed: boolean; slots: Array<[number, number]>}>> {
-    const lines = String(await command(port, ['CLUSTER', 'NODES'])).trim().split('\n')
+    const lines = String(await command(port, ['CLUSTER', 'NODES']))
+      .trim()
+      .split('\n')
     return lines.map((line) => {
       const [id, , flags, , , , , , ...slots] = line.split(' ')
       return {
         id: id!,
         master: flags!.split(',').includes('master'),
         failed: /fail/.test(flags!),
-        slots: slots.filter((range) => !range.startsWith('[')).map((range) => {
-          const [from, to] = range.split('-').map(Number)
-          return [from!, to ?? from!] as [number, number]
-        }),
+        slots: slots
+          .filter((range) => !range.startsWith('['))
+          .map((range) => {
+            const [from, to] = range.split('-').map(Number)
+            return [from!, to ?? from!] as [number, number]
+          }),
       }
     })
   }

@@ -17,8 +17,35 @@ export interface Unpinned {
 
 // Words that can follow a table name but are not its alias.
 const NOT_ALIASES = new Set([
-  'where', 'set', 'on', 'join', 'inner', 'left', 'right', 'cross', 'straight_join', 'order', 'group', 'limit', 'values', 'select',
-  'using', 'for', 'union', 'having', 'lock', 'force', 'use', 'ignore', 'natural', 'as', 'default', 'window', 'returning', 'and', 'or',
+  'where',
+  'set',
+  'on',
+  'join',
+  'inner',
+  'left',
+  'right',
+  'cross',
+  'straight_join',
+  'order',
+  'group',
+  'limit',
+  'values',
+  'select',
+  'using',
+  'for',
+  'union',
+  'having',
+  'lock',
+  'force',
+  'use',
+  'ignore',
+  'natural',
+  'as',
+  'default',
+  'window',
+  'returning',
+  'and',
+  'or',
 ])
 
 // The alias is read ahead, not consumed: in `from deliveries join events` the `join` that is not
@@ -27,7 +54,10 @@ const TABLE_REFERENCE = /\b(from|join|update|into)\s+([a-z_][a-z0-9_]*)(?=(?:\s+
 
 /** The per-customer tables `sql` touches without pinning them to one customer; empty when it pins all. */
 export function unpinnedTables(sql: string, keys: ShardKeys): Unpinned[] {
-  const text = sql.toLowerCase().replace(/[`"]/g, '').replace(/^explain( query plan)?\s+/, '')
+  const text = sql
+    .toLowerCase()
+    .replace(/[`"]/g, '')
+    .replace(/^explain( query plan)?\s+/, '')
   return scopes(text).flatMap((scope) => unpinnedInScope(scope, keys))
 }
 
@@ -79,7 +109,10 @@ function unpinnedInScope(scope: string, keys: ShardKeys): Unpinned[] {
     at: match.index,
   }))
   const keyed = references.filter((reference) => keys.has(reference.table) && reference.clause !== 'into')
-  const pinned = pinnedAliases(scope, keyed.map((reference) => ({alias: reference.alias, key: keys.get(reference.table)!})))
+  const pinned = pinnedAliases(
+    scope,
+    keyed.map((reference) => ({alias: reference.alias, key: keys.get(reference.table)!})),
+  )
   const unpinned: Unpinned[] = []
   for (const reference of references) {
     const key = keys.get(reference.table)
@@ -111,12 +144,21 @@ function pinnedAliases(scope: string, tables: ReadonlyArray<{alias: string; key:
   }
   const inLevel = new Map(tables.map((table) => [table.alias, table.key]))
   const links = [...predicates.matchAll(/\b([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\s*=\s*([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)/g)]
-    .map((match) => [{alias: match[1]!, column: match[2]!}, {alias: match[3]!, column: match[4]!}] as const)
+    .map(
+      (match) =>
+        [
+          {alias: match[1]!, column: match[2]!},
+          {alias: match[3]!, column: match[4]!},
+        ] as const,
+    )
     .filter(([a, b]) => [a, b].every((side) => !inLevel.has(side.alias) || inLevel.get(side.alias) === side.column))
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false
     for (const [a, b] of links) {
-      for (const [from, to] of [[a, b], [b, a]] as const) {
+      for (const [from, to] of [
+        [a, b],
+        [b, a],
+      ] as const) {
         const fixed = pinned.has(from.alias) || !inLevel.has(from.alias)
         if (fixed && inLevel.has(to.alias) && !pinned.has(to.alias)) {
           pinned.add(to.alias)

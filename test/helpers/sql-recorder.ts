@@ -54,6 +54,11 @@ export function normalizeSql(sql: string): string {
 /** Every distinct statement in a recording, as recorded by all the processes that wrote to it. */
 export function readRecording(file: string): RecordedStatement[] {
   if (!fs.existsSync(file)) return []
-  const lines = new Set(fs.readFileSync(file, 'utf8').split('\n').filter((line) => line !== ''))
+  const lines = new Set(
+    fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== ''),
+  )
   return [...lines].map((line) => JSON.parse(line) as RecordedStatement)
 }

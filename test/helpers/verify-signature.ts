@@ -18,7 +18,9 @@ export function verifyDelivery(
   const signature = String(request.headers[header] ?? '')
   if (!/^\d+$/.test(timestamp) || !signature.startsWith('sha256=')) return false
   if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) return false
-  const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${timestamp}.`), request.rawBody])).digest()
+  const expected = createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${timestamp}.`), request.rawBody]))
+    .digest()
   const given = Buffer.from(signature.slice('sha256='.length), 'hex')
   return given.length === expected.length && timingSafeEqual(given, expected)
 }

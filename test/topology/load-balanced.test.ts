@@ -151,27 +151,43 @@ describe('many daemons behind a load balancer (HAProxy, MariaDB, Redis)', functi
     expect(new Set(ids).size).to.equal(CREATES)
     const db = await mysql.createConnection({uri: databaseUrl})
     try {
-      const [[leads]] = (await db.query('SELECT COUNT(*) AS n, COUNT(DISTINCT contact_email) AS people FROM leads WHERE customer_id = ?', [customerId])) as unknown as [[{n: number; people: number}]]
+      const [[leads]] = (await db.query('SELECT COUNT(*) AS n, COUNT(DISTINCT contact_email) AS people FROM leads WHERE customer_id = ?', [
+        customerId,
+      ])) as unknown as [[{n: number; people: number}]]
       expect({leads: Number(leads.n), people: Number(leads.people)}).to.deep.equal({leads: CREATES, people: CREATES})
-      const [[events]] = (await db.query(`SELECT COUNT(*) AS n FROM events WHERE customer_id = ? AND type = 'lead.created'`, [customerId])) as unknown as [[{n: number}]]
+      const [[events]] = (await db.query(`SELECT COUNT(*) AS n FROM events WHERE customer_id = ? AND type = 'lead.created'`, [customerId])) as unknown as [
+        [{n: number}],
+      ]
       expect(Number(events.n)).to.equal(CREATES)
 
       // Every lead.created arrives; the dead worker's leases run out (30 s after its last heartbeat) and the other worker sends them.
       const arrived = () => new Set(receiver.requests.map((request) => (JSON.parse(request.rawBody.toString('utf8')) as {lead: {id: string}}).lead.id))
       await waitUntil(() => arrived().size >= CREATES, `${CREATES} distinct lead.created deliveries (have ${arrived().size})`, 120_000)
       expect([...arrived()].sort()).to.deep.equal([...ids].sort())
-      const [[pending]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE customer_id = ? AND status <> 'succeeded'`, [customerId])) as unknown as [[{n: number}]]
-      await waitUntil(async () => {
-        const [[row]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE customer_id = ? AND status <> 'succeeded'`, [customerId])) as unknown as [[{n: number}]]
-        return Number(row.n) === 0
-      }, `every delivery recorded as succeeded (${pending.n} not yet)`, 30_000)
+      const [[pending]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE customer_id = ? AND status <> 'succeeded'`, [customerId])) as unknown as [
+        [{n: number}],
+      ]
+      await waitUntil(
+        async () => {
+          const [[row]] = (await db.query(`SELECT COUNT(*) AS n FROM deliveries WHERE customer_id = ? AND status <> 'succeeded'`, [customerId])) as unknown as [
+            [{n: number}],
+          ]
+          return Number(row.n) === 0
+        },
+        `every delivery recorded as succeeded (${pending.n} not yet)`,
+        30_000,
+      )
     } finally {
       await db.end()
     }
 
     const deliveryIds = receiver.requests.map((request) => String(request.headers['x-service-delivery']))
     const duplicates = deliveryIds.length - new Set(deliveryIds).size
-    const lags = receiver.requests.map((request) => request.receivedAt - (createdAt.get((JSON.parse(request.rawBody.toString('utf8')) as {lead: {id: string}}).lead.id) ?? request.receivedAt)).sort((a, b) => a - b)
+    const lags = receiver.requests
+      .map(
+        (request) => request.receivedAt - (createdAt.get((JSON.parse(request.rawBody.toString('utf8')) as {lead: {id: string}}).lead.id) ?? request.receivedAt),
+      )
+      .sort((a, b) => a - b)
     const lastArrival = Math.max(...receiver.requests.map((request) => request.receivedAt))
     console.log(
       [
@@ -196,19 +212,28 @@ describe('many daemons behind a load balancer (HAProxy, MariaDB, Redis)', functi
     for (let batch = 0; batch < 15; batch++) {
       statuses.push(
         ...(await Promise.all(
-          Array.from({length: 6}, async () => (await fetch(`${balancer.url}${LEADS}?limit=1`, {headers: {authorization: `Bearer ${key.token}`, 'x-customer-id': customerId}})).status),
+          Array.from(
+            {length: 6},
+            async () => (await fetch(`${balancer.url}${LEADS}?limit=1`, {headers: {authorization: `Bearer ${key.token}`, 'x-customer-id': customerId}})).status,
+          ),
         )),
       )
     }
     const after = await balancer.stats()
-    expect(after.map((server, i) => server.requests - before[i]!.requests).every((served) => served >= 20), 'each daemon served a share').to.equal(true)
+    expect(
+      after.map((server, i) => server.requests - before[i]!.requests).every((served) => served >= 20),
+      'each daemon served a share',
+    ).to.equal(true)
     expect(statuses.filter((status) => status === 200)).to.have.length(60)
     expect(statuses.filter((status) => status === 429)).to.have.length(30)
   })
 
   it('refuses a revoked key on all three daemons within 5 s', async function () {
     const key = await issueKey()
-    const direct = (port: number) => fetch(`http://127.0.0.1:${port}${LEADS}?limit=1`, {headers: {authorization: `Bearer ${key.token}`, 'x-customer-id': customerId}}).then((response) => response.status)
+    const direct = (port: number) =>
+      fetch(`http://127.0.0.1:${port}${LEADS}?limit=1`, {headers: {authorization: `Bearer ${key.token}`, 'x-customer-id': customerId}}).then(
+        (response) => response.status,
+      )
     // Each daemon has the key cached as valid.
     for (const port of apiPorts) expect(await direct(port)).to.equal(200)
     const revokedAt = Date.now()
@@ -226,7 +251,9 @@ describe('many daemons behind a load balancer (HAProxy, MariaDB, Redis)', functi
   it('applies a rate-limit override on all three daemons within 10 s', async function () {
     const key = await issueKey()
     const limit = (port: number) =>
-      fetch(`http://127.0.0.1:${port}${LEADS}?limit=1`, {headers: {authorization: `Bearer ${key.token}`, 'x-customer-id': customerId}}).then((response) => response.headers.get('ratelimit-limit'))
+      fetch(`http://127.0.0.1:${port}${LEADS}?limit=1`, {headers: {authorization: `Bearer ${key.token}`, 'x-customer-id': customerId}}).then((response) =>
+        response.headers.get('ratelimit-limit'),
+      )
     // The customer's override applies (100,000 a minute) until the key's own arrives.
     for (const port of apiPorts) expect(await limit(port)).to.equal('100000')
     const changedAt = Date.now()
@@ -247,7 +274,8 @@ describe('many daemons behind a load balancer (HAProxy, MariaDB, Redis)', functi
     for (let i = 0; i < 100; i++) expect(await getFrom('127.0.0.2', balancer.url + LEADS, {...guess, 'x-forwarded-for': `198.51.100.${i}`})).to.equal(401)
     // A daemon that saw the address under budget may believe that for a second (rate-limit-redis.test.ts).
     await new Promise((resolve) => setTimeout(resolve, 1100))
-    for (let i = 0; i < 3; i++) expect(await getFrom('127.0.0.2', balancer.url + LEADS, {...guess, 'x-forwarded-for': `203.0.113.${i}`}), 'the spender, on every daemon').to.equal(429)
+    for (let i = 0; i < 3; i++)
+      expect(await getFrom('127.0.0.2', balancer.url + LEADS, {...guess, 'x-forwarded-for': `203.0.113.${i}`}), 'the spender, on every daemon').to.equal(429)
     // Another client behind the same balancer has its own budget.
     for (let i = 0; i < 3; i++) expect(await getFrom('127.0.0.3', balancer.url + LEADS, guess), 'another client').to.equal(401)
   })

@@ -84,7 +84,8 @@ describe(`Redis Cluster (3 masters + 3 replicas, on ${backend.name})`, function 
     // Counters live on whichever master serves each key's slot; the budget is one across daemons.
     const limited = await newTenant(first.services)
     const statuses: number[] = []
-    for (let i = 0; i < 61; i++) statuses.push((await (i % 2 === 0 ? first : second).request(LIST, {token: limited.token, customerId: limited.customer.id})).status)
+    for (let i = 0; i < 61; i++)
+      statuses.push((await (i % 2 === 0 ? first : second).request(LIST, {token: limited.token, customerId: limited.customer.id})).status)
     expect(statuses.slice(0, 60).every((status) => status === 200)).to.equal(true)
     expect(statuses[60]).to.equal(429)
     const usage = await second.services.limiter.usage(limited.key.id)

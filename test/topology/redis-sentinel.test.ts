@@ -26,7 +26,12 @@ describe(`Redis Sentinel (master, replica, 3 sentinels, on ${backend.name})`, fu
   const daemons: TestDaemon[] = []
 
   const start = async (role: 'api' | 'worker') => {
-    const env = {LEADS_REDIS_URL: '', LEADS_REDIS_SENTINELS: deployment!.sentinelList, LEADS_REDIS_SENTINEL_MASTER: SENTINEL_MASTER, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
+    const env = {
+      LEADS_REDIS_URL: '',
+      LEADS_REDIS_SENTINELS: deployment!.sentinelList,
+      LEADS_REDIS_SENTINEL_MASTER: SENTINEL_MASTER,
+      LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost',
+    }
     const daemon = await startTestDaemon(backend, {role, worker: WORKER}, env)
     daemons.push(daemon)
     return daemon

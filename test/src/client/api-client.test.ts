@@ -31,7 +31,11 @@ describe('LeadsApiClient', function () {
   it('sends the token, the customer header and the Idempotency-Key, and reads the RateLimit headers', async function () {
     const scope = nock(BASE, {reqheaders: {authorization: `Bearer ${TOKEN}`, 'x-customer-id': CUSTOMER, 'idempotency-key': 'k-1'}})
       .post('/api/agents/crm/leads/bulk', {leads: [{contact_name: 'x'}]})
-      .reply(200, {dry_run: false, summary: {received: 1}, results: [], unknown_custom_fields: []}, {'RateLimit-Limit': '10', 'RateLimit-Remaining': '9', 'RateLimit-Reset': '60'})
+      .reply(
+        200,
+        {dry_run: false, summary: {received: 1}, results: [], unknown_custom_fields: []},
+        {'RateLimit-Limit': '10', 'RateLimit-Remaining': '9', 'RateLimit-Reset': '60'},
+      )
     const result = await client.bulkCreate({leads: [{contact_name: 'x'}]}, 'k-1')
     expect(result.rateLimit).to.deep.equal({limit: 10, remaining: 9, resetSeconds: 60})
     expect(result.body.summary.received).to.equal(1)
@@ -59,7 +63,10 @@ describe('LeadsApiClient', function () {
   })
 
   it('gives up after its retries with the last error', async function () {
-    nock(BASE).get('/api/agents/crm/leads?limit=1').times(4).reply(500, {error: {type: 'api_error', code: 500, message: 'Internal server error.'}})
+    nock(BASE)
+      .get('/api/agents/crm/leads?limit=1')
+      .times(4)
+      .reply(500, {error: {type: 'api_error', code: 500, message: 'Internal server error.'}})
     try {
       await client.listLeads({limit: '1'})
     } catch (error) {

@@ -52,7 +52,9 @@ describe('docker-compose.yml', function () {
     for (const name of ['migrate', 'api', 'worker']) {
       const environment = services[name]!.environment ?? {}
       for (const variable of Object.keys(environment)) expect(CONFIG_VARIABLES as readonly string[], `${name}: ${variable}`).to.include(variable)
-      const resolved = Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value.startsWith('${LEADS_MASTER_KEY') ? 'ab'.repeat(32) : value]))
+      const resolved = Object.fromEntries(
+        Object.entries(environment).map(([key, value]) => [key, value.startsWith('${LEADS_MASTER_KEY') ? 'ab'.repeat(32) : value]),
+      )
       const config = loadConfig(resolved)
       expect(config.database.client).to.equal('mysql')
       expect(config.redis).to.deep.equal({mode: 'single', url: 'redis://redis:6379/0'})

@@ -104,7 +104,16 @@ describe('loadConfig: Redis topology', function () {
 
   it('reads credentials and TLS from cluster nodes written as URLs', function () {
     const config = loadConfig({LEADS_REDIS_CLUSTER_NODES: 'rediss://app:s%40cret@a:7000,rediss://app:s%40cret@b:7000'})
-    expect(config.redis).to.deep.equal({mode: 'cluster', nodes: [{host: 'a', port: 7000}, {host: 'b', port: 7000}], username: 'app', password: 's@cret', tls: true})
+    expect(config.redis).to.deep.equal({
+      mode: 'cluster',
+      nodes: [
+        {host: 'a', port: 7000},
+        {host: 'b', port: 7000},
+      ],
+      username: 'app',
+      password: 's@cret',
+      tls: true,
+    })
   })
 
   it('reads sentinels and the master name', function () {
@@ -123,7 +132,11 @@ describe('loadConfig: Redis topology', function () {
 
   for (const [env, variable, pattern] of [
     [{LEADS_REDIS_URL: 'redis://a:6379', LEADS_REDIS_CLUSTER_NODES: 'a:7000'}, 'LEADS_REDIS_CLUSTER_NODES', /cannot be combined with LEADS_REDIS_URL/],
-    [{LEADS_REDIS_CLUSTER_NODES: 'a:7000', LEADS_REDIS_SENTINELS: 's:26379', LEADS_REDIS_SENTINEL_MASTER: 'm'}, 'LEADS_REDIS_SENTINELS', /cannot be combined with LEADS_REDIS_CLUSTER_NODES/],
+    [
+      {LEADS_REDIS_CLUSTER_NODES: 'a:7000', LEADS_REDIS_SENTINELS: 's:26379', LEADS_REDIS_SENTINEL_MASTER: 'm'},
+      'LEADS_REDIS_SENTINELS',
+      /cannot be combined with LEADS_REDIS_CLUSTER_NODES/,
+    ],
     [{LEADS_REDIS_CLUSTER_NODES: ' , '}, 'LEADS_REDIS_CLUSTER_NODES', /names no node/],
     [{LEADS_REDIS_CLUSTER_NODES: 'a:7000,b'}, 'LEADS_REDIS_CLUSTER_NODES', /without a port: "b"/],
     [{LEADS_REDIS_CLUSTER_NODES: 'a:70000'}, 'LEADS_REDIS_CLUSTER_NODES', /not host:port/],

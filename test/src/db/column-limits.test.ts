@@ -118,7 +118,9 @@ describe('input caps against the columns the migrations create', function () {
     const db = createDb({client: 'sqlite', filename, url: `sqlite://${filename}`})
     try {
       await migrateLatest(db)
-      const tables = (await db.raw(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'knex%' AND name NOT LIKE 'sqlite%'`)) as Array<{name: string}>
+      const tables = (await db.raw(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'knex%' AND name NOT LIKE 'sqlite%'`)) as Array<{
+        name: string
+      }>
       columns = new Map()
       for (const {name: table} of tables) {
         for (const column of (await db.raw(`PRAGMA table_info(${table})`)) as Array<{name: string; type: string}>) {

@@ -66,14 +66,22 @@ describe('GroupCommitter', function () {
 
   it('writes a failed group again item by item, so only the item that fails gets the error', async function () {
     const writer = recordingWriter((items) => (items.includes(7) ? new Error('duplicate key 7') : null))
-    const committer = new GroupCommitter(async (items: readonly number[]) => {
-      const pending = writer.write(items)
-      writer.finish.at(-1)!()
-      return pending
-    }, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
+    const committer = new GroupCommitter(
+      async (items: readonly number[]) => {
+        const pending = writer.write(items)
+        writer.finish.at(-1)!()
+        return pending
+      },
+      {maxInFlight: 1, maxGroup: 64, slowMs: 60_000},
+    )
     const outcomes = await Promise.allSettled([1, 2, 7, 3].map((item) => committer.submit(item)))
     expect(writer.groups).to.deep.equal([[1], [2, 7, 3], [2], [7], [3]])
-    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message))).to.deep.equal([10, 20, 'duplicate key 7', 30])
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message))).to.deep.equal([
+      10,
+      20,
+      'duplicate key 7',
+      30,
+    ])
   })
 
   it('caps a group at maxGroup items', async function () {

@@ -37,21 +37,37 @@ describe('the sharding check\u2019s statement reader (test/helpers/shard-key.ts)
   it('reads customers by id, and every joined table by its own alias', function () {
     expect(tables('select * from `customers` where `id` = ?')).to.deep.equal([])
     expect(tables('select * from `customers`')).to.deep.equal(['customers'])
-    expect(tables('select d.id from deliveries d join events e on e.id = d.event_id and e.customer_id = d.customer_id where d.customer_id = ?')).to.deep.equal([])
+    expect(tables('select d.id from deliveries d join events e on e.id = d.event_id and e.customer_id = d.customer_id where d.customer_id = ?')).to.deep.equal(
+      [],
+    )
     expect(tables('select d.id from deliveries d join events e on e.id = d.event_id where d.customer_id = ?')).to.deep.equal(['events'])
     // Two keys joined pin both only when a value pins one of them.
-    expect(tables('select * from deliveries left join events on events.id = deliveries.event_id and events.customer_id = deliveries.customer_id where deliveries.updated_at >= ?')).to.deep.equal(['deliveries', 'events'])
+    expect(
+      tables(
+        'select * from deliveries left join events on events.id = deliveries.event_id and events.customer_id = deliveries.customer_id where deliveries.updated_at >= ?',
+      ),
+    ).to.deep.equal(['deliveries', 'events'])
     expect(tables('select * from customers join leads on leads.customer_id = customers.id where customers.id = ?')).to.deep.equal([])
     // Unqualified, the key column of a join belongs to no table in particular.
     expect(tables('select * from deliveries join events on events.id = deliveries.event_id where customer_id = ?')).to.deep.equal(['deliveries', 'events'])
   })
 
   it('reads each subquery and each member of a UNION as a query of its own', function () {
-    expect(tables('select * from leads where customer_id = ? and id in (select lead_id from lead_search_words where customer_id = ? and word = ?)')).to.deep.equal([])
-    expect(tables('select * from leads where customer_id = ? and id in (select lead_id from lead_search_words where word = ?)')).to.deep.equal(['lead_search_words'])
+    expect(
+      tables('select * from leads where customer_id = ? and id in (select lead_id from lead_search_words where customer_id = ? and word = ?)'),
+    ).to.deep.equal([])
+    expect(tables('select * from leads where customer_id = ? and id in (select lead_id from lead_search_words where word = ?)')).to.deep.equal([
+      'lead_search_words',
+    ])
     // A correlated subquery is pinned by its key equal to the enclosing query's, not by another column.
-    expect(tables('select * from leads where customer_id = ? and (select 1 from lead_search_words p where p.customer_id = leads.customer_id and p.word = ?) is not null')).to.deep.equal([])
-    expect(tables('select * from leads where customer_id = ? and (select 1 from lead_search_words p where p.lead_id = leads.id and p.word = ?) is not null')).to.deep.equal(['lead_search_words'])
+    expect(
+      tables(
+        'select * from leads where customer_id = ? and (select 1 from lead_search_words p where p.customer_id = leads.customer_id and p.word = ?) is not null',
+      ),
+    ).to.deep.equal([])
+    expect(
+      tables('select * from leads where customer_id = ? and (select 1 from lead_search_words p where p.lead_id = leads.id and p.word = ?) is not null'),
+    ).to.deep.equal(['lead_search_words'])
     expect(tables('(select * from leads where customer_id = ? and email = ?) UNION ALL (select * from leads where phone = ?)')).to.deep.equal(['leads'])
   })
 

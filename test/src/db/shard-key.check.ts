@@ -41,45 +41,108 @@ interface Allowed {
 export const CROSS_CUSTOMER: readonly Allowed[] = [
   // Migrations: data backfills over every customer, run once by `leads migrate` (schema changes
   // touch no rows and pass anyway). On a sharded cluster each shard runs them over its own rows.
-  {sql: /^UPDATE leads (JOIN|SET change_seq = numbered\.seq FROM) \(SELECT id, ROW_NUMBER\(\) OVER \(PARTITION BY customer_id /, why: 'migration add_lead_change_feed: numbers every existing lead per customer'},
-  {sql: /^INSERT INTO lead_change_sequences \(customer_id, last_seq\) SELECT customer_id, MAX\(change_seq\) FROM leads GROUP BY customer_id$/, why: 'migration add_lead_change_feed: one counter per customer'},
-  {sql: /^INSERT INTO lead_counts \(.*\) SELECT customer_id, .* FROM leads GROUP BY customer_id, /, why: 'migration add_lead_counts: counts every customer\u2019s leads'},
-  {sql: /^update `webhooks` set `disabled_by` = \? where `is_active` = \? and (`disabled_reason` = \?|`disabled_by` is null)$/, why: 'migration add_webhooks_disabled_by: fills the new column of every disabled webhook'},
+  {
+    sql: /^UPDATE leads (JOIN|SET change_seq = numbered\.seq FROM) \(SELECT id, ROW_NUMBER\(\) OVER \(PARTITION BY customer_id /,
+    why: 'migration add_lead_change_feed: numbers every existing lead per customer',
+  },
+  {
+    sql: /^INSERT INTO lead_change_sequences \(customer_id, last_seq\) SELECT customer_id, MAX\(change_seq\) FROM leads GROUP BY customer_id$/,
+    why: 'migration add_lead_change_feed: one counter per customer',
+  },
+  {
+    sql: /^INSERT INTO lead_counts \(.*\) SELECT customer_id, .* FROM leads GROUP BY customer_id, /,
+    why: 'migration add_lead_counts: counts every customer\u2019s leads',
+  },
+  {
+    sql: /^update `webhooks` set `disabled_by` = \? where `is_active` = \? and (`disabled_reason` = \?|`disabled_by` is null)$/,
+    why: 'migration add_webhooks_disabled_by: fills the new column of every disabled webhook',
+  },
 
   // Operator commands over every customer (`leads customers list`, `leads keys list`, the
   // maintenance reindex and recount without --customer, the search-words migration's rebuild).
   {sql: /^select \* from `customers` order by `created_at` asc, `id` asc$/, why: '`leads customers list`: every customer'},
-  {sql: /^select `id` from `customers`$/, why: 'maintenance reindex / recount of every customer (and the search-words migration): the customers to walk, each then one by one'},
+  {
+    sql: /^select `id` from `customers`$/,
+    why: 'maintenance reindex / recount of every customer (and the search-words migration): the customers to walk, each then one by one',
+  },
   {sql: /^select \* from `api_keys` order by `created_at` asc, `id` asc$/, why: '`leads keys list` without --customer: every key'},
 
   // Operator commands that name one row by its id (ids are UUIDs or wh_ ids, unique across
   // customers): `leads keys revoke`, `leads webhooks inspect|show`, `leads deliveries show`.
   {sql: /^select \* from `api_keys` where `id` = \? limit \?$/, why: '`leads keys rotate|revoke <id>`: the operator names a key, not its customer'},
   {sql: /^update `api_keys` set `revoked_at` = \? where `id` = \? and `revoked_at` is null$/, why: '`leads keys revoke <id>`'},
-  {sql: /^select \* from `webhooks` where `id` = \? limit \?$/, why: 'operator commands that name a webhook (`leads webhooks inspect|enable|disable|delete|test|rotate-secret <id>`), and the worker re-reading one after recording its health'},
-  {sql: /^select \* from `deliveries` where `webhook_id` = \?( and `status` = \?)? order by `created_at` desc, `id` desc limit \?$/, why: '`leads webhooks inspect <id>` and `leads deliveries list --webhook <id>`: the deliveries of a webhook the operator named'},
+  {
+    sql: /^select \* from `webhooks` where `id` = \? limit \?$/,
+    why: 'operator commands that name a webhook (`leads webhooks inspect|enable|disable|delete|test|rotate-secret <id>`), and the worker re-reading one after recording its health',
+  },
+  {
+    sql: /^select \* from `deliveries` where `webhook_id` = \?( and `status` = \?)? order by `created_at` desc, `id` desc limit \?$/,
+    why: '`leads webhooks inspect <id>` and `leads deliveries list --webhook <id>`: the deliveries of a webhook the operator named',
+  },
   {sql: /^select \* from `deliveries` where `id` = \? limit \?$/, why: '`leads deliveries show <id>` and `redeliver`, and the worker re-reading a delivery'},
   {sql: /^select \* from `events` where `id` = \? limit \?$/, why: '`leads deliveries show <id>`: the event of the delivery shown'},
-  {sql: /^select `deliveries`\.\*, `events`\.`type` as `event_type`, `events`\.`lead_id` as `event_lead_id` from `deliveries` left join `events` on `events`\.`id` = `deliveries`\.`event_id` and `events`\.`customer_id` = `deliveries`\.`customer_id` where `deliveries`\.`updated_at` >= \?( and `deliveries`\.`webhook_id` = \?)? order by /, why: '`leads deliveries tail` without --customer: every customer\u2019s (or one webhook\u2019s) recent deliveries'},
-  {sql: /^select count\(\*\) as n, min\(created_at\) as oldest from `deliveries` where `status` in \(\?, …\)$/, why: '`leads status` and the backlog metric: unfinished deliveries of every customer'},
+  {
+    sql: /^select `deliveries`\.\*, `events`\.`type` as `event_type`, `events`\.`lead_id` as `event_lead_id` from `deliveries` left join `events` on `events`\.`id` = `deliveries`\.`event_id` and `events`\.`customer_id` = `deliveries`\.`customer_id` where `deliveries`\.`updated_at` >= \?( and `deliveries`\.`webhook_id` = \?)? order by /,
+    why: '`leads deliveries tail` without --customer: every customer\u2019s (or one webhook\u2019s) recent deliveries',
+  },
+  {
+    sql: /^select count\(\*\) as n, min\(created_at\) as oldest from `deliveries` where `status` in \(\?, …\)$/,
+    why: '`leads status` and the backlog metric: unfinished deliveries of every customer',
+  },
 
   // Authentication: a request carries only its token; the key (and so the customer) is what
   // the lookup finds. The last-used times of many keys are flushed together.
-  {sql: /^select `api_keys`\.\*, `api_tokens`\.`retires_at` as `token_retires_at` from `api_tokens` inner join `api_keys` on `api_keys`\.`id` = `api_tokens`\.`key_id` where `api_tokens`\.`token_hash` = \? limit \?$/, why: 'key lookup by token hash at authentication'},
-  {sql: /^update `api_keys` set `last_used_at` = \? where `id` = \? and \(`last_used_at` is null or `last_used_at` < \?\)$/, why: 'the authenticator\u2019s batched last-used flush: keys of many customers in one transaction'},
+  {
+    sql: /^select `api_keys`\.\*, `api_tokens`\.`retires_at` as `token_retires_at` from `api_tokens` inner join `api_keys` on `api_keys`\.`id` = `api_tokens`\.`key_id` where `api_tokens`\.`token_hash` = \? limit \?$/,
+    why: 'key lookup by token hash at authentication',
+  },
+  {
+    sql: /^update `api_keys` set `last_used_at` = \? where `id` = \? and \(`last_used_at` is null or `last_used_at` < \?\)$/,
+    why: 'the authenticator\u2019s batched last-used flush: keys of many customers in one transaction',
+  },
 
   // The delivery worker: the sweeper finds due deliveries of every customer, claims them as one
   // batch, loads their webhooks and events and records each outcome by delivery id.
-  {sql: /^select `id`, `webhook_id` from \(select `id`, `webhook_id`, ROW_NUMBER\(\) OVER \(PARTITION BY webhook_id ORDER BY next_attempt_at, id\) AS turn from `deliveries` where `status` = \? and `next_attempt_at` <= \? and \(`dispatched_at` is null or `dispatched_at` < \?\)\) as `due` where `turn` <= \? order by `turn` asc limit \?$/, why: 'the delivery sweeper: due deliveries no worker holds, of every customer, taken in turns across webhooks'},
-  {sql: /^select \* from `webhooks` where `id` in \(\?(, …)?\)$/, why: 'the worker reads again the webhooks it holds deliveries of (secret, settings, breaker), by webhook id'},
-  {sql: /^select `id` from `deliveries` where `id` in \(\?(, …)?\)( and not `status` = \?| and `claimed_by` = \? and `status` = \?)?$/, why: '`leads deliveries redeliver`: which of the given ids exist; the worker\u2019s heartbeat: which it still holds'},
-  {sql: /^update `deliveries` set `status` = \?, `claimed_by` = \?, `claimed_until` = \?, `updated_at` = \? where `id` in \(\?(, …)?\) and \(\(`status` = \? and `next_attempt_at` <= \?\) or \(`status` = \? and `claimed_until` < \?\)\)$/, why: 'the worker claims a batch of deliveries of many customers'},
-  {sql: /^update `deliveries` set `status` = \?, `claimed_by` = \?, `claimed_until` = \?, `dispatched_at` = \?, `updated_at` = \? where `status` = \? and `claimed_until` < \?$/, why: 'the sweeper releases expired claims of every customer'},
-  {sql: /^select `deliveries`\.\*, \(select count\(\*\) from `delivery_attempts` where `delivery_attempts`\.`delivery_id` = `deliveries`\.`id`\) as `prior_attempts` from `deliveries` where `id` in \(\?(, …)?\) and `claimed_by` = \? and `claimed_until` = \? and `status` = \?$/, why: 'the worker loads the batch it claimed'},
-  {sql: /^select \* from `(events|webhooks)` where `id` in \(select `(event|webhook)_id` from `deliveries` where `id` in \(\?(, …)?\) and `claimed_by` = \? and `claimed_until` = \? and `status` = \?\)$/, why: 'the worker loads the events and webhooks of the batch it claimed'},
-  {sql: /^update `deliveries` set `attempts_made` = attempts_made \+ 1, `updated_at` = \? where `id` in \(\?(, …)?\) and `claimed_by` = \?$/, why: 'the worker counts the attempts of its batch'},
-  {sql: /^update `deliveries` set .* where `id` (= \?|in \(\?(, …)?\)) and (`claimed_by` = \?|not `status` = \?)( and `status` = \?)?$/, why: 'the worker records outcomes, extends its lease or hands a delivery back, by the delivery ids it holds; redeliver resets by id'},
-  {sql: /^update `webhooks` set `consecutive_failures` = (\?, `failing_since` = \?, `last_success_at` = \? where `id` in \(\?(, …)?\)|consecutive_failures \+ 1, `failing_since` = COALESCE\(failing_since, \?\), `last_failure_at` = \? where `id` = \?)$/, why: 'the worker records webhook health after a batch, by webhook id'},
+  {
+    sql: /^select `id`, `webhook_id` from \(select `id`, `webhook_id`, ROW_NUMBER\(\) OVER \(PARTITION BY webhook_id ORDER BY next_attempt_at, id\) AS turn from `deliveries` where `status` = \? and `next_attempt_at` <= \? and \(`dispatched_at` is null or `dispatched_at` < \?\)\) as `due` where `turn` <= \? order by `turn` asc limit \?$/,
+    why: 'the delivery sweeper: due deliveries no worker holds, of every customer, taken in turns across webhooks',
+  },
+  {
+    sql: /^select \* from `webhooks` where `id` in \(\?(, …)?\)$/,
+    why: 'the worker reads again the webhooks it holds deliveries of (secret, settings, breaker), by webhook id',
+  },
+  {
+    sql: /^select `id` from `deliveries` where `id` in \(\?(, …)?\)( and not `status` = \?| and `claimed_by` = \? and `status` = \?)?$/,
+    why: '`leads deliveries redeliver`: which of the given ids exist; the worker\u2019s heartbeat: which it still holds',
+  },
+  {
+    sql: /^update `deliveries` set `status` = \?, `claimed_by` = \?, `claimed_until` = \?, `updated_at` = \? where `id` in \(\?(, …)?\) and \(\(`status` = \? and `next_attempt_at` <= \?\) or \(`status` = \? and `claimed_until` < \?\)\)$/,
+    why: 'the worker claims a batch of deliveries of many customers',
+  },
+  {
+    sql: /^update `deliveries` set `status` = \?, `claimed_by` = \?, `claimed_until` = \?, `dispatched_at` = \?, `updated_at` = \? where `status` = \? and `claimed_until` < \?$/,
+    why: 'the sweeper releases expired claims of every customer',
+  },
+  {
+    sql: /^select `deliveries`\.\*, \(select count\(\*\) from `delivery_attempts` where `delivery_attempts`\.`delivery_id` = `deliveries`\.`id`\) as `prior_attempts` from `deliveries` where `id` in \(\?(, …)?\) and `claimed_by` = \? and `claimed_until` = \? and `status` = \?$/,
+    why: 'the worker loads the batch it claimed',
+  },
+  {
+    sql: /^select \* from `(events|webhooks)` where `id` in \(select `(event|webhook)_id` from `deliveries` where `id` in \(\?(, …)?\) and `claimed_by` = \? and `claimed_until` = \? and `status` = \?\)$/,
+    why: 'the worker loads the events and webhooks of the batch it claimed',
+  },
+  {
+    sql: /^update `deliveries` set `attempts_made` = attempts_made \+ 1, `updated_at` = \? where `id` in \(\?(, …)?\) and `claimed_by` = \?$/,
+    why: 'the worker counts the attempts of its batch',
+  },
+  {
+    sql: /^update `deliveries` set .* where `id` (= \?|in \(\?(, …)?\)) and (`claimed_by` = \?|not `status` = \?)( and `status` = \?)?$/,
+    why: 'the worker records outcomes, extends its lease or hands a delivery back, by the delivery ids it holds; redeliver resets by id',
+  },
+  {
+    sql: /^update `webhooks` set `consecutive_failures` = (\?, `failing_since` = \?, `last_success_at` = \? where `id` in \(\?(, …)?\)|consecutive_failures \+ 1, `failing_since` = COALESCE\(failing_since, \?\), `last_failure_at` = \? where `id` = \?)$/,
+    why: 'the worker records webhook health after a batch, by webhook id',
+  },
 
   // Housekeeping over every customer.
   {sql: /^delete from `idempotency_keys` where `expires_at` <= \?$/, why: 'the idempotency sweeper deletes expired records of every customer'},
@@ -89,7 +152,10 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
   // Kept without customer_id because SQLite then picks the (customer_id, word) key and scans the
   // whole word range per lead (lead-search.ts). A router that cannot merge a correlated subquery
   // into the outer route (Vitess) needs `p.customer_id = <outer>.customer_id` added first.
-  {sql: /\(SELECT 1 FROM lead_search_words p WHERE p\.lead_id = (leads\.id|w\.lead_id) AND p\.word >= \? AND p\.word < \? LIMIT 1\) IS NOT NULL/, why: 'search: the word check of a lead already pinned by the outer query'},
+  {
+    sql: /\(SELECT 1 FROM lead_search_words p WHERE p\.lead_id = (leads\.id|w\.lead_id) AND p\.word >= \? AND p\.word < \? LIMIT 1\) IS NOT NULL/,
+    why: 'search: the word check of a lead already pinned by the outer query',
+  },
 ]
 
 /** customer_id for every table that has it, id for customers, the parent's id for the owned tables. */
@@ -116,7 +182,11 @@ describe('sharding discipline (after every test file)', function () {
     const file = process.env[SQL_RECORD_VARIABLE]!
     const statements = readRecording(file)
     // A recorder that is not installed must not pass for a clean run: every backend of the run sent something.
-    expect([...new Set(statements.map((statement) => statement.dialect))].sort(), 'the backends whose statements were recorded').to.deep.equal(backends().map((backend) => backend.name).sort())
+    expect([...new Set(statements.map((statement) => statement.dialect))].sort(), 'the backends whose statements were recorded').to.deep.equal(
+      backends()
+        .map((backend) => backend.name)
+        .sort(),
+    )
     const keys = await shardKeys()
     const used = new Set<Allowed>()
     const offending: string[] = []

@@ -34,7 +34,10 @@ describe('write transactions sent in batches', function () {
     it('returns each statement’s rows or changed count, in order, and commits the last batch', async function () {
       const value = await inWriteTransaction(db, async (trx) => {
         const reads = new StatementBatch().add(insert('a', 1), insert('b', 2))
-        const rows = reads.read({statement: compile(db(TABLE).orderBy('id').select('id', 'n')), read: (result) => result.rows.map((row) => `${row['id']}=${row['n']}`)})
+        const rows = reads.read({
+          statement: compile(db(TABLE).orderBy('id').select('id', 'n')),
+          read: (result) => result.rows.map((row) => `${row['id']}=${row['n']}`),
+        })
         await reads.send(trx)
         const [updated] = await trx.send([compile(db(TABLE).where('id', 'a').update({n: 10}))])
         return {value: {rows: rows(), updated: updated!.affectedRows}, commitWith: [insert('c', 3)]}
@@ -145,7 +148,7 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).pluck('id')).to.deep.equal(['d'])
     })
 
-    it('sends a batch larger than the server\'s packet in several round trips, in order, in one transaction', async function () {
+    it("sends a batch larger than the server's packet in several round trips, in order, in one transaction", async function () {
       this.timeout(60_000)
       // 5 MiB of quotes is 10 MiB once escaped: two of them overflow MariaDB's default 16 MiB packet.
       const quotes = "'".repeat(5 * 1024 * 1024)
@@ -154,7 +157,10 @@ describe('write transactions sent in batches', function () {
         const results = await trx.send([insert('a', 1), measure, measure, compile(db(TABLE).where('id', 'a').update({n: 2}))])
         // What is sent after a batch that goes in several packets runs after all of them.
         trx.sendAhead([measure, measure, insert('b', 3)])
-        return {value: results.map((result) => Number(result.rows[0]?.['n'] ?? result.affectedRows)), commitWith: [compile(db(TABLE).where('id', 'b').update({n: 4}))]}
+        return {
+          value: results.map((result) => Number(result.rows[0]?.['n'] ?? result.affectedRows)),
+          commitWith: [compile(db(TABLE).where('id', 'b').update({n: 4}))],
+        }
       })
       expect(lengths).to.deep.equal([1, quotes.length, quotes.length, 1])
       expect(await db(TABLE).orderBy('id').select('id', 'n')).to.deep.equal([

@@ -75,7 +75,7 @@ describe('DeliverySender timeout', function () {
     await receiver.stop()
   })
 
-  it('starts when the request is on a socket, so time queued for a pooled socket is not the receiver\'s', async function () {
+  it("starts when the request is on a socket, so time queued for a pooled socket is not the receiver's", async function () {
     sender = new DeliverySender(loopback, {maxSockets: 1})
     receiver.fallback = {status: 200, body: 'ok', delayMs: 600}
     const [first, second] = await Promise.all([send(1000), send(1000)])

@@ -24,7 +24,9 @@ describe('signedRequest', function () {
       'x-service-timestamp': String(timestamp),
       'x-service-delivery': 'delivery-1',
     })
-    expect(request.headers['x-service-signature']).to.match(/^sha256=[0-9a-f]{64}$/).and.not.equal(request.headers['x-service-signature-previous'])
+    expect(request.headers['x-service-signature'])
+      .to.match(/^sha256=[0-9a-f]{64}$/)
+      .and.not.equal(request.headers['x-service-signature-previous'])
   })
 
   it('sends no X-Service-Signature-Previous without a previous secret, and the rest unchanged', function () {

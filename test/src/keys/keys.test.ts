@@ -43,7 +43,11 @@ describe('keys', function () {
     it('stores only the hash of an issued token', async function () {
       const {token, key, customer} = await newTenant(services)
       // api_tokens has no customer_id: reached through the customer's key (the sharding check).
-      const rows = (await services.db('api_tokens').join('api_keys', 'api_keys.id', 'api_tokens.key_id').where({'api_keys.customer_id': customer.id, 'api_tokens.key_id': key.id}).select('api_tokens.*')) as Array<Record<string, unknown>>
+      const rows = (await services
+        .db('api_tokens')
+        .join('api_keys', 'api_keys.id', 'api_tokens.key_id')
+        .where({'api_keys.customer_id': customer.id, 'api_tokens.key_id': key.id})
+        .select('api_tokens.*')) as Array<Record<string, unknown>>
       expect(rows).to.have.length(1)
       expect(rows[0]?.['token_hash']).to.equal(hashToken(token))
       expect(JSON.stringify(await services.db('api_keys').where({customer_id: customer.id, id: key.id}))).not.to.include(token)

@@ -28,7 +28,10 @@ describe('MatchPool', function () {
   let made = 0
   /** A lead record with the given contact; the rest as newLead would leave it. */
   const lead = (contactEmail: string | null, contactPhone: string | null): LeadRecord => {
-    const input = parseLeadInput({contact_name: `Lead ${++made}`, ...(contactEmail ? {contact_email: contactEmail} : {}), ...(contactPhone ? {contact_phone: contactPhone} : {})}, SETUP)
+    const input = parseLeadInput(
+      {contact_name: `Lead ${++made}`, ...(contactEmail ? {contact_email: contactEmail} : {}), ...(contactPhone ? {contact_phone: contactPhone} : {})},
+      SETUP,
+    )
     return newLead('customer', input, {stageId: 'stage', sourceType: 'manual'}, 1_000 + made)
   }
   const entry = (record: LeadRecord) => ({lead: record, email: normalizeEmail(record.contactEmail), phone: phoneLast10(record.contactPhone)})

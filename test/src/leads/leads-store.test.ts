@@ -26,7 +26,9 @@ describe('LeadsStore write statements', function () {
     })
 
     it('writes a bulk of 500 usual leads in one INSERT on MySQL (per 250 on SQLite)', function () {
-      const leads = Array.from({length: 500}, (_, i) => leadRecord(tenant, {contactName: `Row ${i}`, contactEmail: `row${i}@example.org`, customFields: {budget: i, notes: 'usual'}}))
+      const leads = Array.from({length: 500}, (_, i) =>
+        leadRecord(tenant, {contactName: `Row ${i}`, contactEmail: `row${i}@example.org`, customFields: {budget: i, notes: 'usual'}}),
+      )
       const expected = backend.name === 'mysql' ? [500] : [250, 250]
       expect(store.upsertRows(leads).map((statement) => rowsOf(statement.sql))).to.deep.equal(expected)
       const inserts = store.insertStatements(leads).filter((statement) => statement.sql.startsWith('INSERT INTO `leads`'))

@@ -21,7 +21,10 @@ describe('parseSince', function () {
 
   for (const text of ['yesterday', '2026-11-24T09:00:00', 'Nov 24 2026', '2026-13-01', '2h ago', '-2h', '', '2026']) {
     it(`refuses "${text}" naming the flag`, function () {
-      expect(() => parseSince(text, 'since', now)).to.throw(ValidationError, /^since must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d/)
+      expect(() => parseSince(text, 'since', now)).to.throw(
+        ValidationError,
+        /^since must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d/,
+      )
     })
   }
 })

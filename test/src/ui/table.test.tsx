@@ -73,7 +73,10 @@ describe('tables', function () {
   it('shows the columns --columns names, in that order, and refuses an unknown one naming the valid ones', function () {
     const layout = layoutTable(KEY_COLUMNS, keys, {width: 80, columns: ['state', 'id', 'last-used']})
     expect(layout.header).to.deep.equal(['STATE', 'ID', 'LAST USED'])
-    expect(() => layoutTable(KEY_COLUMNS, keys, {columns: ['colour']})).to.throw(ValidationError, /unknown column "colour"; columns: id, name, customer, scopes, created, last-used, expires, state/)
+    expect(() => layoutTable(KEY_COLUMNS, keys, {columns: ['colour']})).to.throw(
+      ValidationError,
+      /unknown column "colour"; columns: id, name, customer, scopes, created, last-used, expires, state/,
+    )
   })
 
   it('writes tab-separated rows without a header for a pipe, every value whole', function () {

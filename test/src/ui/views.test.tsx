@@ -22,14 +22,30 @@ const columns = [
 
 describe('views', function () {
   it('formats an aligned plain-text table', function () {
-    expect(formatTable(columns, [{id: 'a1', state: 'active'}, {id: 'b22222', state: 'revoked'}])).to.equal(
-      'ID      STATE\na1      active\nb22222  revoked',
-    )
+    expect(
+      formatTable(columns, [
+        {id: 'a1', state: 'active'},
+        {id: 'b22222', state: 'revoked'},
+      ]),
+    ).to.equal('ID      STATE\na1      active\nb22222  revoked')
   })
 
   it('renders the Ink table with the same alignment', function () {
-    const {lastFrame} = render(<Table columns={columns} rows={[{id: 'a1', state: 'active'}, {id: 'b22222', state: 'revoked'}]} emptyText="none" />)
-    expect(stripAnsi(lastFrame() ?? '').split('\n').map((line) => line.trimEnd())).to.deep.equal(['ID      STATE', 'a1      active', 'b22222  revoked'])
+    const {lastFrame} = render(
+      <Table
+        columns={columns}
+        rows={[
+          {id: 'a1', state: 'active'},
+          {id: 'b22222', state: 'revoked'},
+        ]}
+        emptyText="none"
+      />,
+    )
+    expect(
+      stripAnsi(lastFrame() ?? '')
+        .split('\n')
+        .map((line) => line.trimEnd()),
+    ).to.deep.equal(['ID      STATE', 'a1      active', 'b22222  revoked'])
   })
 
   it('renders the empty text for no rows', function () {
@@ -54,30 +70,76 @@ describe('WebhookDashboard', function () {
     const breaker = {state: 'open' as const, until: '2026-11-22T00:01:00.000Z', opened_at: '2026-11-22T00:00:30.000Z'}
     const data: WebhookInspection = {
       webhook: {
-        id: 'wh_1', customer_id: 'c1', url: 'https://hooks.example.com/x', event_types: ['lead.created'], is_active: false,
-        disabled_reason: 'every delivery failed for 5 days', timeout_seconds: 10, retry_attempts: 5, description: null,
-        consecutive_failures: 3, failing_since: null, last_success_at: null, last_failure_at: null,
-        max_in_flight: 2, max_in_flight_override: 2, breaker,
-        created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z',
+        id: 'wh_1',
+        customer_id: 'c1',
+        url: 'https://hooks.example.com/x',
+        event_types: ['lead.created'],
+        is_active: false,
+        disabled_reason: 'every delivery failed for 5 days',
+        timeout_seconds: 10,
+        retry_attempts: 5,
+        description: null,
+        consecutive_failures: 3,
+        failing_since: null,
+        last_success_at: null,
+        last_failure_at: null,
+        max_in_flight: 2,
+        max_in_flight_override: 2,
+        breaker,
+        created_at: '2026-11-01T00:00:00.000Z',
+        updated_at: '2026-11-01T00:00:00.000Z',
       },
       scheduling: {breaker, in_flight: 1, max_in_flight: 2},
-      health: {window: 100, success_rate: 1 / 3, delivered: 1, failed: 1, failing: 1, consecutive_failures: 3, last_status: '500', last_success_at: null, failing_since: null},
+      health: {
+        window: 100,
+        success_rate: 1 / 3,
+        delivered: 1,
+        failed: 1,
+        failing: 1,
+        consecutive_failures: 3,
+        last_status: '500',
+        last_success_at: null,
+        failing_since: null,
+      },
       recent: [
         {
-          id: 'd1', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e1', status: 'failed', state: 'failed', attempts_made: 1, last_error: 'HTTP 500',
-          created_at: '2026-11-22T00:00:00.000Z', completed_at: null, next_attempt_at: null,
-          attempts: [{attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry', response_snippet: null}],
+          id: 'd1',
+          webhook_id: 'wh_1',
+          customer_id: 'c1',
+          event_id: 'e1',
+          status: 'failed',
+          state: 'failed',
+          attempts_made: 1,
+          last_error: 'HTTP 500',
+          created_at: '2026-11-22T00:00:00.000Z',
+          completed_at: null,
+          next_attempt_at: null,
+          attempts: [
+            {attempt: 1, started_at: '2026-11-22T00:00:01.000Z', duration_ms: 12, status_code: 500, error: null, outcome: 'retry', response_snippet: null},
+          ],
         },
         {
-          id: 'd2', webhook_id: 'wh_1', customer_id: 'c1', event_id: 'e2', status: 'pending', state: 'held', attempts_made: 0, last_error: null,
-          created_at: '2026-11-22T00:00:40.000Z', completed_at: null, next_attempt_at: '2026-11-22T00:01:00.000Z', attempts: [],
+          id: 'd2',
+          webhook_id: 'wh_1',
+          customer_id: 'c1',
+          event_id: 'e2',
+          status: 'pending',
+          state: 'held',
+          attempts_made: 0,
+          last_error: null,
+          created_at: '2026-11-22T00:00:40.000Z',
+          completed_at: null,
+          next_attempt_at: '2026-11-22T00:01:00.000Z',
+          attempts: [],
         },
       ],
     }
     const frame = stripAnsi(render(<WebhookDashboard data={data} />).lastFrame() ?? '')
     const flat = frame.replace(/\s+/g, ' ')
     expect(frame).to.include('wh_1 disabled: every delivery failed for 5 days')
-    expect(flat).to.include('sending breaker open until 2026-11-22T00:01:00.000Z (opened 2026-11-22T00:00:30.000Z), then one probe · 1 of 2 (cap set by an operator) in flight')
+    expect(flat).to.include(
+      'sending breaker open until 2026-11-22T00:01:00.000Z (opened 2026-11-22T00:00:30.000Z), then one probe · 1 of 2 (cap set by an operator) in flight',
+    )
     expect(flat).to.include('success 33% of the last 100 deliveries (1 ok, 1 failed, 1 failing now), streak 3')
     expect(frame).to.match(/failed +d1/)
     expect(frame).to.include('#1 2026-11-22T00:00:01.000Z 500 12ms retry')
@@ -89,7 +151,9 @@ describe('PullProgress', function () {
   it('shows pages, leads, the rate-limit budget and the position', async function () {
     const {PullProgress} = await import('../../../src/ui/PullProgress.js')
     const progress = {pages: 12, leads: 1200, rateLimit: {limit: 60, remaining: 48, resetSeconds: 30}, position: '2026-11-22T00:00:00.000Z', caughtUp: false}
-    expect(stripAnsi(render(<PullProgress progress={progress} />).lastFrame() ?? '')).to.equal('pulling  12 pages · 1,200 leads  rate limit 48/60  at 2026-11-22T00:00:00.000Z')
+    expect(stripAnsi(render(<PullProgress progress={progress} />).lastFrame() ?? '')).to.equal(
+      'pulling  12 pages · 1,200 leads  rate limit 48/60  at 2026-11-22T00:00:00.000Z',
+    )
     const done = stripAnsi(render(<PullProgress progress={{...progress, caughtUp: true, rateLimit: null}} />).lastFrame() ?? '')
     expect(done).to.equal('up to date  12 pages · 1,200 leads  rate limit n/a  at 2026-11-22T00:00:00.000Z')
   })
@@ -124,11 +188,57 @@ describe('DeliveryTailView', function () {
   const webhook = 'wh_3b1f0c2d9e8a7f6e5d4c3b2a'
   const common = {delivery_id: delivery, webhook_id: webhook, event_type: 'lead.created', lead_id: 'l1', delivery_status: 'pending' as const}
   const entries: TailEntry[] = [
-    {...common, at: '2026-11-23T10:00:00.000Z', attempt: 0, result: 'queued', duration_ms: null, outcome: 'queued', state: 'held', next_attempt_at: '2026-11-23T10:05:00.000Z'},
-    {...common, at: '2026-11-23T10:00:00.120Z', attempt: 1, result: '503', duration_ms: 40, outcome: 'retry', state: 'backing_off', next_attempt_at: '2026-11-23T10:00:02.000Z'},
-    {...common, at: '2026-11-23T10:00:01.500Z', attempt: 2, result: 'no response within the timeout (10000 ms)', duration_ms: 10_000, outcome: 'retry', state: 'delivering', next_attempt_at: null},
-    {...common, at: '2026-11-23T10:00:02.050Z', attempt: 3, result: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:443', duration_ms: 2, outcome: 'retry', state: 'waiting', next_attempt_at: '2026-11-23T10:00:03.000Z'},
-    {...common, at: '2026-11-23T10:00:04.000Z', attempt: 4, result: '\u001b]0;x\u0007', duration_ms: 123_456, outcome: 'final', state: 'failed', next_attempt_at: null, delivery_status: 'failed'},
+    {
+      ...common,
+      at: '2026-11-23T10:00:00.000Z',
+      attempt: 0,
+      result: 'queued',
+      duration_ms: null,
+      outcome: 'queued',
+      state: 'held',
+      next_attempt_at: '2026-11-23T10:05:00.000Z',
+    },
+    {
+      ...common,
+      at: '2026-11-23T10:00:00.120Z',
+      attempt: 1,
+      result: '503',
+      duration_ms: 40,
+      outcome: 'retry',
+      state: 'backing_off',
+      next_attempt_at: '2026-11-23T10:00:02.000Z',
+    },
+    {
+      ...common,
+      at: '2026-11-23T10:00:01.500Z',
+      attempt: 2,
+      result: 'no response within the timeout (10000 ms)',
+      duration_ms: 10_000,
+      outcome: 'retry',
+      state: 'delivering',
+      next_attempt_at: null,
+    },
+    {
+      ...common,
+      at: '2026-11-23T10:00:02.050Z',
+      attempt: 3,
+      result: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:443',
+      duration_ms: 2,
+      outcome: 'retry',
+      state: 'waiting',
+      next_attempt_at: '2026-11-23T10:00:03.000Z',
+    },
+    {
+      ...common,
+      at: '2026-11-23T10:00:04.000Z',
+      attempt: 4,
+      result: '\u001b]0;x\u0007',
+      duration_ms: 123_456,
+      outcome: 'final',
+      state: 'failed',
+      next_attempt_at: null,
+      delivery_status: 'failed',
+    },
   ]
 
   it('counts deliveries and attempts apart', function () {

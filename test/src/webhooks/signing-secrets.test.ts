@@ -14,7 +14,10 @@ describe('signing secrets', function () {
   const rotated = {secretCiphertext: box.seal(NEW), previousSecretCiphertext: box.seal(OLD), secretRotatedAt: ROTATED_AT}
 
   it('is the current secret alone for a webhook never rotated', function () {
-    expect(signingSecrets({secretCiphertext: box.seal(OLD), previousSecretCiphertext: null, secretRotatedAt: null}, box, ROTATED_AT)).to.deep.equal({current: OLD, previous: null})
+    expect(signingSecrets({secretCiphertext: box.seal(OLD), previousSecretCiphertext: null, secretRotatedAt: null}, box, ROTATED_AT)).to.deep.equal({
+      current: OLD,
+      previous: null,
+    })
   })
 
   it('adds the previous secret from the rotation until SECRET_OVERLAP_MS (24 h) after it, and not from then on', function () {
