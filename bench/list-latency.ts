@@ -12,7 +12,7 @@ import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
 import type {LeadRecord} from '../src/leads/lead-types.js'
-import {LeadsStore} from '../src/leads/leads-store.js'
+import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 
 const LEADS = 10_000
 const SAMPLES = 200
@@ -63,7 +63,7 @@ async function measure(label: string, env: Record<string, string>): Promise<Map<
       leadLine: i % 2 === 0 ? 'buyer' : 'seller',
       customFields: {lead_line: i % 2 === 0 ? 'buyer' : 'seller'},
     }))
-    await new LeadsStore(services.db).insertMany(leads)
+    await new LeadWriteStatements(services.db, services.leadCounts, services.searchIndex).insertMany(leads)
 
     const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
     const get = async (query: string) => {

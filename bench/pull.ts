@@ -13,7 +13,7 @@ import {fileURLToPath} from 'node:url'
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
 import type {LeadRecord} from '../src/leads/lead-types.js'
-import {LeadsStore} from '../src/leads/leads-store.js'
+import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 import {createLogger} from '../src/log/logger.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -30,7 +30,7 @@ async function customerWith(count: number): Promise<{customerId: string; token: 
   // Internal: 1,000 pages is more than an hour's default budget.
   const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read'], internal: true})
   const base = Date.now() - count * 10
-  const store = new LeadsStore(daemon.services.db)
+  const store = new LeadWriteStatements(daemon.services.db, daemon.services.leadCounts, daemon.services.searchIndex)
   for (let start = 0; start < count; start += 5000) {
     const batch: LeadRecord[] = Array.from({length: Math.min(5000, count - start)}, (_, j) => {
       const i = start + j

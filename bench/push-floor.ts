@@ -22,7 +22,11 @@ import {LEAD_CREATED, leadCreatedSnapshot} from '../src/events/lead-created.js'
 import {customerSetup, parseLeadInput} from '../src/leads/lead-input.js'
 import {matchCandidates} from '../src/leads/lead-matching.js'
 import {newLead} from '../src/leads/lead-merge.js'
-import {leadToRow, LeadsStore} from '../src/leads/leads-store.js'
+import {LeadCountsStore} from '../src/leads/lead-counts.js'
+import {LeadMatchStore} from '../src/leads/lead-match-store.js'
+import {leadToRow} from '../src/leads/lead-rows.js'
+import {LeadSearchIndex} from '../src/leads/lead-search.js'
+import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 import {type CpuShares, databasePid, meterCpu} from './process-cpu.js'
 
 export interface Percentiles {
@@ -190,7 +194,8 @@ export async function openBulkFloor(url: string, customerId: string): Promise<{r
   const pool = mysql.createPool({uri: url, connectionLimit: 1, multipleStatements: true})
   const customers = new CustomersStore(db)
   const setup = customerSetup(await customers.listStages(customerId), await customers.listFields(customerId))
-  const store = new LeadsStore(db)
+  const store = new LeadWriteStatements(db, new LeadCountsStore(db), new LeadSearchIndex(db))
+  const matches = new LeadMatchStore(db)
   const send = async (connection: mysql.PoolConnection, statements: readonly Statement[]) => {
     await connection.query(
       statements.map((statement) => statement.sql).join(';\n'),
@@ -202,7 +207,7 @@ export async function openBulkFloor(url: string, customerId: string): Promise<{r
       const inputs = rows.map((raw) => parseLeadInput(raw, setup))
       const now = Date.now()
       const leads = inputs.map((input) => newLead(customerId, input, {stageId: setup.stages[0]!.id, sourceType: 'import'}, now))
-      const {locks, read} = matchCandidates(store, customerId, inputs, true)
+      const {locks, read} = matchCandidates(matches, customerId, inputs, true)
       const first = [{sql: 'START TRANSACTION', bindings: []}, ...locks, ...(read ? [read.statement] : [])]
       const second = [...store.upsertStatements(leads, new Map()), {sql: 'COMMIT', bindings: []}]
       const connection = await pool.getConnection()

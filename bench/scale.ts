@@ -16,7 +16,8 @@ import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
 import {CursorCodec} from '../src/leads/cursor.js'
 import type {LeadRecord} from '../src/leads/lead-types.js'
-import {type LeadFilters, type LeadPageRequest, LeadsStore} from '../src/leads/leads-store.js'
+import {type LeadFilters, type LeadPageRequest, LeadQueryStore} from '../src/leads/lead-query-store.js'
+import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 import {createLogger} from '../src/log/logger.js'
 
 const {values: args} = parseArgs({
@@ -79,7 +80,8 @@ const databaseUrl = mysqlUrl ?? `sqlite://${process.env['LEADS_BENCH_SQLITE_FILE
 const config = loadConfig({LEADS_MASTER_KEY: MASTER_KEY, LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent', LEADS_DATABASE_URL: databaseUrl})
 const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true})
 const {services} = daemon
-const store = new LeadsStore(services.db)
+const store = new LeadQueryStore(services.db, services.leadCounts)
+const writes = new LeadWriteStatements(services.db, services.leadCounts, services.searchIndex)
 
 /** The customer named `name` with `count` leads: reused with --keep, else created and seeded. */
 async function seeded(name: string, count: number, offset: number): Promise<{id: string; stageIds: string[]}> {
@@ -92,7 +94,7 @@ async function seeded(name: string, count: number, offset: number): Promise<{id:
   const customer = await services.customers.create({name})
   const stageIds = (await services.customers.listStages(customer.id)).map((stage) => stage.id)
   for (let start = 0; start < count; start += 5000) {
-    await store.insertMany(Array.from({length: Math.min(5000, count - start)}, (_, j) => lead(customer.id, stageIds, offset + start + j)))
+    await writes.insertMany(Array.from({length: Math.min(5000, count - start)}, (_, j) => lead(customer.id, stageIds, offset + start + j)))
   }
   return {id: customer.id, stageIds}
 }

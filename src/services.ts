@@ -26,7 +26,10 @@ import {CursorCodec} from './leads/cursor.js'
 import {LeadCountsStore} from './leads/lead-counts.js'
 import {LeadSearchIndex} from './leads/lead-search.js'
 import {LeadsService} from './leads/leads-service.js'
-import {LeadsStore} from './leads/leads-store.js'
+import {LeadChangeFeed} from './leads/lead-change-feed.js'
+import {LeadMatchStore} from './leads/lead-match-store.js'
+import {LeadQueryStore} from './leads/lead-query-store.js'
+import {LeadWriteStatements} from './leads/lead-write-statements.js'
 import {LeadsWriteService} from './leads/leads-write-service.js'
 import {createLogger, type Logger} from './log/logger.js'
 import {Metrics} from './metrics/metrics.js'
@@ -121,7 +124,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
 
   const customersStore = new CustomersStore(db)
   const customers = new CustomersService(customersStore, clock)
-  const leadsStore = new LeadsStore(db)
+  const leadCounts = new LeadCountsStore(db)
+  const searchIndex = new LeadSearchIndex(db)
+  const leadQueries = new LeadQueryStore(db, leadCounts)
   const secrets = new SecretBox(masterKey)
   const targets: TargetPolicy = {allowHosts: config.webhookAllowHosts, lookup: options.lookup ?? systemLookup}
   const webhooksStore = new WebhooksStore(db)
@@ -140,7 +145,16 @@ export async function createServices(config: Config, options: ServiceOptions = {
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
-  const leadsWrite = new LeadsWriteService(db, leadsStore, customersStore, eventsStore, outbox, idempotencyStore, clock)
+  const leadsWrite = new LeadsWriteService(
+    db,
+    new LeadMatchStore(db),
+    new LeadWriteStatements(db, leadCounts, searchIndex),
+    customersStore,
+    eventsStore,
+    outbox,
+    idempotencyStore,
+    clock,
+  )
   const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock, () => leadsWrite))
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
@@ -153,10 +167,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     customers,
     keys,
     keyAuthenticator,
-    leads: new LeadsService(leadsStore, new CursorCodec(masterKey)),
+    leads: new LeadsService(leadQueries, new LeadChangeFeed(db, leadQueries), new CursorCodec(masterKey)),
     leadsWrite,
-    leadCounts: new LeadCountsStore(db),
-    searchIndex: new LeadSearchIndex(db),
+    leadCounts,
+    searchIndex,
     idempotency: new IdempotencyService(idempotencyStore, clock),
     rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
     // Built when first used, like the metrics: operator commands never limit requests.

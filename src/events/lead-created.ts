@@ -1,6 +1,6 @@
 import {randomUUID} from 'node:crypto'
 
-import type {LeadWithRelations} from '../leads/leads-store.js'
+import type {LeadWithRelations} from '../leads/lead-rows.js'
 import {isoTime} from '../shared/clock.js'
 import type {StoredEvent} from './events-store.js'
 

@@ -1,7 +1,7 @@
 import type {Read, Statement} from '../db/statements.js'
 import type {LeadInput} from './lead-input.js'
 import type {LeadRecord} from './lead-types.js'
-import type {LeadsStore} from './leads-store.js'
+import type {LeadMatchStore} from './lead-match-store.js'
 
 /**
  * How a pushed lead finds the customer's lead it merges into, for single creates and bulk alike:
@@ -129,7 +129,7 @@ function remove(positions: Map<string, number[]>, key: string, position: number)
  * of the same person waits, then sees this one's result. A dry run reads without locking.
  */
 export function matchCandidates(
-  store: LeadsStore,
+  store: LeadMatchStore,
   customerId: string,
   inputs: readonly MatchKeysOf[],
   lock: boolean,
@@ -146,7 +146,7 @@ export function matchCandidates(
  * (as matchCandidates takes them) and the probes that find a row when the customer has a lead
  * any of them matches after all (see guardStatement).
  */
-export function newPeopleChecks(store: LeadsStore, customerId: string, inputs: readonly MatchKeysOf[]): {locks: Statement[]; probes: Statement[]} {
+export function newPeopleChecks(store: LeadMatchStore, customerId: string, inputs: readonly MatchKeysOf[]): {locks: Statement[]; probes: Statement[]} {
   return {locks: store.matchKeyLocks(customerId, lockKeys(inputs)), probes: store.matchProbes(customerId, lookupKeys(inputs))}
 }
 

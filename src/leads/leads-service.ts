@@ -4,7 +4,9 @@ import {ValidationError} from '../shared/errors.js'
 import type {CursorCodec, CursorPosition} from './cursor.js'
 import type {Lead} from './lead-types.js'
 import {toApiLead} from './lead-view.js'
-import type {LeadsStore, LeadWithRelations} from './leads-store.js'
+import type {LeadChangeFeed} from './lead-change-feed.js'
+import type {LeadQueryStore} from './lead-query-store.js'
+import type {LeadWithRelations} from './lead-rows.js'
 import type {ListQuery} from './list-query.js'
 
 export interface LeadList {
@@ -32,7 +34,8 @@ export class LeadsService {
   private readonly searchesInFlight = new Map<string, Promise<LeadList>>()
 
   constructor(
-    private readonly store: LeadsStore,
+    private readonly store: LeadQueryStore,
+    private readonly changeFeed: LeadChangeFeed,
     private readonly cursors: CursorCodec,
   ) {}
 
@@ -68,7 +71,7 @@ export class LeadsService {
       search: query.search === undefined ? undefined : await this.store.searchPlan(customerId, query.search),
     }
     const page = {sortBy: query.sortBy, sortDir: query.sortDir, after, offset: query.offset, limit: query.limit}
-    // A search counts first: how many leads match decides how its page is found (LeadsStore.searchWay).
+    // A search counts first: how many leads match decides how its page is found (LeadQueryStore.searchWay).
     const [rows, total] =
       filters.search === undefined
         ? await Promise.all([this.store.listPage(customerId, filters, page), this.store.count(customerId, filters)])
@@ -97,7 +100,10 @@ export class LeadsService {
     }
     const from = query.cursor === undefined ? {...FEED_START, updatedSince: query.updatedSince ?? null} : this.cursors.decodeChange(query.cursor)
     const updatedSince = from.updatedSince ?? undefined
-    const [rows, total] = await Promise.all([this.store.listChanges(customerId, from, updatedSince, query.limit), this.store.count(customerId, {updatedSince})])
+    const [rows, total] = await Promise.all([
+      this.changeFeed.listChanges(customerId, from, updatedSince, query.limit),
+      this.store.count(customerId, {updatedSince}),
+    ])
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)?.position ?? from
     return {

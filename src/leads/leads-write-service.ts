@@ -17,7 +17,9 @@ import {completeLeadInput, type CustomerSetup, customerSetup, type LeadDraft, re
 import {mergeLead, newLead} from './lead-merge.js'
 import {matchCandidates, type MatchEntry, MatchPool, newPeopleChecks} from './lead-matching.js'
 import type {LeadRecord} from './lead-types.js'
-import {type LeadOwner, type LeadsStore, type LeadWithRelations, stagesById, withStageAndOwner} from './leads-store.js'
+import type {LeadMatchStore} from './lead-match-store.js'
+import {type LeadOwner, ownersRead, type LeadWithRelations, stagesById, withStageAndOwner} from './lead-rows.js'
+import type {LeadWriteStatements} from './lead-write-statements.js'
 import {KeptPerCustomer, SetupCache} from './setup-cache.js'
 
 export const BULK_MAX_ROWS = 500
@@ -143,7 +145,8 @@ interface CreateRequest {
 export class LeadsWriteService {
   constructor(
     private readonly db: Db,
-    private readonly leads: LeadsStore,
+    private readonly matches: LeadMatchStore,
+    private readonly leads: LeadWriteStatements,
     private readonly customers: CustomersStore,
     private readonly events: EventsStore,
     private readonly outbox: DeliveryOutbox,
@@ -224,7 +227,7 @@ export class LeadsWriteService {
     const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
       const {version, setup, subscribers} = kept.get(customerId)!
       const checks = newPeopleChecks(
-        this.leads,
+        this.matches,
         customerId,
         members.map((member) => member.draft),
       )
@@ -466,7 +469,8 @@ export class LeadsWriteService {
   ): Promise<Map<string, Map<string, LeadOwner>>> {
     const batch = new StatementBatch()
     const reads = customers.flatMap(({customerId, candidates}) => {
-      const read = this.leads.ownersRead(
+      const read = ownersRead(
+        this.db,
         customerId,
         candidates.flatMap((entry) => (entry.lead.ownerId === null ? [] : [entry.lead.ownerId])),
       )
@@ -479,7 +483,7 @@ export class LeadsWriteService {
 
   /** Adds the match-key locks and the leads the drafts match to a write's reads. */
   private readCandidates(reads: StatementBatch, customerId: string, drafts: readonly LeadDraft[], lock: boolean): () => MatchEntry[] {
-    const {locks, read} = matchCandidates(this.leads, customerId, drafts, lock)
+    const {locks, read} = matchCandidates(this.matches, customerId, drafts, lock)
     reads.add(...locks)
     return read ? reads.read(read) : () => []
   }

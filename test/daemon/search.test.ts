@@ -5,7 +5,7 @@ import {forEachBackend} from '../helpers/backends.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {LeadSearchIndex} from '../../src/leads/lead-search.js'
 import {SEARCHES_AT_ONCE} from '../../src/leads/leads-service.js'
-import {LeadsStore} from '../../src/leads/leads-store.js'
+import {LeadQueryStore} from '../../src/leads/lead-query-store.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 const LEADS = '/api/agents/crm/leads'
@@ -164,8 +164,8 @@ describe('search', function () {
       let reading = 0
       let most = 0
       let counted = 0
-      const count = LeadsStore.prototype.count
-      LeadsStore.prototype.count = async function (this: LeadsStore, customerId, filters) {
+      const count = LeadQueryStore.prototype.count
+      LeadQueryStore.prototype.count = async function (this: LeadQueryStore, customerId, filters) {
         if (customerId !== other.customer.id) return count.call(this, customerId, filters)
         counted++
         most = Math.max(most, ++reading)
@@ -193,7 +193,7 @@ describe('search', function () {
         expect(same[0]!.body.total).to.equal(200)
         expect(counted).to.equal(1)
       } finally {
-        LeadsStore.prototype.count = count
+        LeadQueryStore.prototype.count = count
       }
     })
 

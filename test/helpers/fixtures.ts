@@ -4,7 +4,7 @@ import type {Customer, Stage} from '../../src/customers/customer-types.js'
 import type {ApiKey} from '../../src/keys/key-types.js'
 import {SCOPES, type Scope} from '../../src/keys/scopes.js'
 import type {LeadRecord} from '../../src/leads/lead-types.js'
-import {LeadsStore} from '../../src/leads/leads-store.js'
+import {LeadWriteStatements} from '../../src/leads/lead-write-statements.js'
 import {createLogger} from '../../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../../src/services.js'
 import type {Backend} from './backends.js'
@@ -61,7 +61,7 @@ export function leadRecord(tenant: {customer: {id: string}; stages: readonly Pic
 
 /** Seeds leads straight into the store; like any write, they wait in the change feed's pending set until a reader sequences them. */
 export async function insertLeads(services: Services, leads: LeadRecord[]): Promise<void> {
-  await new LeadsStore(services.db).insertMany(leads)
+  await new LeadWriteStatements(services.db, services.leadCounts, services.searchIndex).insertMany(leads)
 }
 
 /** Awaits a promise that must reject with the given error class; returns the error. */

@@ -4,14 +4,16 @@ import {expect} from 'chai'
 
 import {createDb, type Db, readPacketLimit, statementBudget} from '../../../src/db/knex.js'
 import {statementBytes} from '../../../src/db/statements.js'
-import {LeadsStore} from '../../../src/leads/leads-store.js'
+import {LeadCountsStore} from '../../../src/leads/lead-counts.js'
+import {LeadSearchIndex} from '../../../src/leads/lead-search.js'
+import {LeadWriteStatements} from '../../../src/leads/lead-write-statements.js'
 import {forEachBackend} from '../../helpers/backends.js'
 import {leadRecord} from '../../helpers/fixtures.js'
 
-describe('LeadsStore write statements', function () {
+describe('LeadWriteStatements', function () {
   forEachBackend((backend) => {
     let db: Db
-    let store: LeadsStore
+    let store: LeadWriteStatements
     const tenant = {customer: {id: randomUUID()}, stages: [{id: randomUUID()}]}
     /** How many leads a statement writes, from the tuples of its VALUES list. */
     const rowsOf = (sql: string) => sql.split('), (').length
@@ -19,7 +21,7 @@ describe('LeadsStore write statements', function () {
     before(async function () {
       db = createDb(backend.config().database)
       await readPacketLimit(db)
-      store = new LeadsStore(db)
+      store = new LeadWriteStatements(db, new LeadCountsStore(db), new LeadSearchIndex(db))
     })
     after(async function () {
       await db.destroy()
