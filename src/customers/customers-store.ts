@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import {compile, type Read, runRead, type Statement} from '../db/statements.js'
 import {type Customer, type CustomFieldDefinition, type FieldType, LEAD_LINE_SLUG, type Stage} from './customer-types.js'
 
@@ -32,7 +33,7 @@ export class CustomersStore {
   constructor(private readonly db: Db) {}
 
   async insertCustomer(customer: Customer, stages: Stage[], fields: Array<Omit<CustomFieldDefinition, 'reserved'>>, createdAt: number): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx('customers').insert({id: customer.id, name: customer.name, created_at: customer.createdAt})
       await trx('stages').insert(stages.map((stage) => ({...stageToRow(stage), created_at: createdAt})))
       await trx('custom_fields').insert(fields.map((field) => ({...fieldToRow(field), created_at: createdAt})))
@@ -106,7 +107,7 @@ export class CustomersStore {
 
   /** Changes the customer's stages or fields and bumps its setup version in one transaction, so no write keeps using the old ones. */
   private async changeSetup<T>(customerId: string, change: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const result = await change(trx)
       await trx('customers').where({id: customerId}).increment('setup_version', 1)
       return result

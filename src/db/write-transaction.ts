@@ -1,9 +1,7 @@
-import {isDeadlock} from './errors.js'
 import {batchBudget, isMysql, type Db} from './knex.js'
 import {noteStatement} from './statement-observer.js'
+import {retryingDeadlocks} from './transaction.js'
 import {driverResult, runEach, type Statement, statementBytes, type StatementResult} from './statements.js'
-
-const DEADLOCK_RETRIES = 5
 
 /** A write transaction whose statements are sent in batches. */
 export interface WriteTransaction {
@@ -61,14 +59,7 @@ export interface WriteOptions {
  * (in-process, no round trips) the statements run one by one in an ordinary transaction.
  */
 export async function inWriteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>, options: WriteOptions = {}): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await (isMysql(db) ? mysqlTransaction(db, work, options) : sqliteTransaction(db, work))
-    } catch (error) {
-      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt))
-    }
-  }
+  return retryingDeadlocks(() => (isMysql(db) ? mysqlTransaction(db, work, options) : sqliteTransaction(db, work)))
 }
 
 async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {

@@ -1,4 +1,5 @@
 import type {Db} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import type {ApiKey, TokenGrant} from './key-types.js'
 import type {Scope} from './scopes.js'
 
@@ -19,7 +20,7 @@ export class KeysStore {
   constructor(private readonly db: Db) {}
 
   async insertKey(key: ApiKey, tokenHash: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx('api_keys').insert(keyToRow(key))
       await trx('api_tokens').insert({token_hash: tokenHash, key_id: key.id, created_at: key.createdAt, retires_at: null})
     })
@@ -50,7 +51,7 @@ export class KeysStore {
    * so a rotation never leaves the key with no working token or with an extra one.
    */
   async rotateToken(keyId: string, tokenHash: string, now: number, retireAt: number): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await trx('api_tokens')
         .where({key_id: keyId})
         .andWhere((q) => q.whereNull('retires_at').orWhere('retires_at', '>', retireAt))
@@ -66,7 +67,7 @@ export class KeysStore {
   /** Writes the latest use time of many keys at once; never moves a time backwards. */
   async recordLastUsed(lastUsed: ReadonlyMap<string, number>): Promise<void> {
     if (lastUsed.size === 0) return
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       for (const [keyId, at] of lastUsed) {
         await trx('api_keys')
           .where({id: keyId})

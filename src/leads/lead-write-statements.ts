@@ -1,4 +1,5 @@
 import type {Db} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import {insertChunks, runEach, type Statement} from '../db/statements.js'
 import type {LeadCountsStore, LeadWrite} from './lead-counts.js'
 import {leadToRow} from './lead-rows.js'
@@ -66,6 +67,6 @@ export class LeadWriteStatements {
 
   /** Inserts leads with their counts and search words, in one transaction (test seeding and benchmarks). */
   async insertMany(leads: LeadRecord[]): Promise<void> {
-    await this.db.transaction((trx) => runEach(trx, this.insertStatements(leads)))
+    await inTransaction(this.db, (trx) => runEach(trx, this.insertStatements(leads)))
   }
 }
