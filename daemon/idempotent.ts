@@ -1,5 +1,5 @@
 import type {IdempotencyDecision} from '../src/idempotency/idempotency-service.js'
-import {NO_HOOKS, type StoredResponse, type WriteHooks} from '../src/leads/leads-write-service.js'
+import {NO_HOOKS, type StoredResponse, type WriteHooks} from '../src/leads/write-types.js'
 import type {Services} from '../src/services.js'
 import {AppError} from '../src/shared/errors.js'
 import type {AppContext} from './context.js'

@@ -1,7 +1,7 @@
 import Router from '@koa/router'
 
 import {bulkResponse, createResponse} from '../../src/leads/lead-view.js'
-import type {BulkResult, CreateResult} from '../../src/leads/leads-write-service.js'
+import type {BulkResult, CreateResult} from '../../src/leads/write-types.js'
 import {parseListQuery} from '../../src/leads/list-query.js'
 import type {Services} from '../../src/services.js'
 import type {AppContext, AppState} from '../context.js'

@@ -2,7 +2,7 @@ import {isoTime, isoTimeOrNull} from '../shared/clock.js'
 import type {RowOutcome} from './bulk-plan.js'
 import type {Lead} from './lead-types.js'
 import type {LeadWithRelations} from './lead-rows.js'
-import type {BulkResult, CreateResult} from './leads-write-service.js'
+import type {BulkResult, CreateResult} from './write-types.js'
 
 /** The API's Lead for a stored lead; custom_fields only when asked for. */
 export function toApiLead(lead: LeadWithRelations, includeCustomFields: boolean): Lead {

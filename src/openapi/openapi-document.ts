@@ -2,7 +2,7 @@ import {RECOVER_REQUEST_SCHEMA, RECOVER_RESPONSE_SCHEMA} from '../deliveries/rec
 import {ENDPOINT_SCOPES, type Endpoint} from '../keys/scopes.js'
 import {LEAD_INPUT_SCHEMA} from '../leads/lead-input.js'
 import {BULK_RESPONSE_SCHEMA, CREATE_LEAD_RESPONSE_SCHEMA, LEAD_LIST_SCHEMA, LEAD_SCHEMA} from '../leads/lead-schemas.js'
-import {BULK_REQUEST_SCHEMA} from '../leads/leads-write-service.js'
+import {BULK_REQUEST_SCHEMA} from '../leads/bulk-writer.js'
 import {LIST_QUERY_SCHEMA} from '../leads/list-query.js'
 import {ERROR_ENVELOPE_SCHEMA} from '../shared/error-schema.js'
 import {CREATE_WEBHOOK_SCHEMA, SIGNING_SECRET_SCHEMA, UPDATE_WEBHOOK_SCHEMA, WEBHOOK_SCHEMA} from '../webhooks/webhook-schemas.js'
