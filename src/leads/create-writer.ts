@@ -1,9 +1,8 @@
-import {isGuardRefusal, isLockRefusal, isUniqueViolation} from '../db/errors.js'
+import {isGuardRefusal} from '../db/errors.js'
 import {GroupCommitter, type Settled} from '../db/group-commit.js'
-import {type Db, isMysql} from '../db/knex.js'
+import type {Db} from '../db/knex.js'
 import {guardStatement, StatementBatch, type Statement} from '../db/statements.js'
 import {inWriteTransaction, type WriteOutcome, type WriteTransaction} from '../db/write-transaction.js'
-import type {CustomersStore} from '../customers/customers-store.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../events/lead-created.js'
@@ -11,13 +10,12 @@ import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
 import type {Clock} from '../shared/clock.js'
 import {AppError} from '../shared/errors.js'
 import {completeLeadInput, type CustomerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
-import type {LeadMatchStore} from './lead-match-store.js'
-import {type MatchEntry, MatchPool, newPeopleChecks} from './lead-matching.js'
+import {type CreateGuess, isRefusedGuess, type KeptForGuess} from './create-guess.js'
+import {type MatchEntry, MatchPool} from './lead-matching.js'
 import {mergeLead, newLead} from './lead-merge.js'
 import {type LeadOwner, stagesById, withStageAndOwner} from './lead-rows.js'
 import type {LeadRecord} from './lead-types.js'
 import type {LeadWriteStatements} from './lead-write-statements.js'
-import {KeptPerCustomer} from './setup-cache.js'
 import type {WriteReads} from './write-reads.js'
 import {type CompletedKey, type CreateResult, firstStageId, NO_HOOKS, storedResponse, type WriteHooks} from './write-types.js'
 
@@ -29,13 +27,6 @@ import {type CompletedKey, type CreateResult, firstStageId, NO_HOOKS, storedResp
  * a third of the group's time in MariaDB, and the next group's statements can run meanwhile.
  */
 const CREATE_GROUPS = {maxInFlight: 1, maxGroup: 64, slowMs: 50}
-
-/** What asNew assumes of a customer: its setup at a version, and its lead.created subscribers. */
-interface KeptForGuess {
-  version: number
-  setup: CustomerSetup
-  subscribers: string[]
-}
 
 /** What a group's creates of one customer are planned with. */
 interface PlannedCustomer {
@@ -81,24 +72,14 @@ interface CreateRequest {
 export class CreateWriter {
   constructor(
     private readonly db: Db,
-    private readonly matches: LeadMatchStore,
     private readonly leads: LeadWriteStatements,
     private readonly reads: WriteReads,
-    private readonly customers: CustomersStore,
     private readonly events: EventsStore,
     private readonly outbox: DeliveryOutbox,
     private readonly idempotency: IdempotencyStore,
+    private readonly guess: CreateGuess,
     private readonly clock: Clock,
   ) {}
-
-  /** The lead.created subscribers each customer's latest checked write read, for the guess of asNew. */
-  private readonly subscribers = new KeptPerCustomer<string[]>()
-  /**
-   * Customers whose latest group merged into a stored lead. Their next group is written checked:
-   * a refused guess costs a round trip and a rollback, so a customer pushing mostly people it
-   * has already does not pay it on every create.
-   */
-  private readonly merging = new KeptPerCustomer<boolean>()
 
   /** How groups of creates were written since start (for the metrics): as new, checked, and guesses refused. */
   readonly groupsWritten = {asNew: 0, checked: 0, guessRefused: 0}
@@ -124,7 +105,7 @@ export class CreateWriter {
    * writes create by create.
    */
   private async writeCreates(requests: readonly CreateRequest[], release: () => void): Promise<Array<Settled<CreateResult>>> {
-    const kept = this.keptForGuess(requests)
+    const kept = this.guess.kept(requests)
     // The next group is written while this one's COMMIT waits on the disk (see CREATE_GROUPS).
     const options = {committing: release}
     let written: WrittenGroup
@@ -135,7 +116,10 @@ export class CreateWriter {
       written = await inWriteTransaction(this.db, (trx) => this.checked(trx, requests, 'guessRefused', true), options)
     }
     this.groupsWritten[written.way]++
-    for (const customerId of new Set(requests.map((request) => request.customerId))) this.merging.set(customerId, written.merging.has(customerId))
+    this.guess.rememberMerging(
+      requests.map((request) => request.customerId),
+      written.merging,
+    )
     await this.outbox.dispatch(written.deliveryIds)
     return written.outcomes
   }
@@ -153,19 +137,15 @@ export class CreateWriter {
     const locks: Statement[] = []
     const probes: Statement[] = []
     const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
-      const {version, setup, subscribers} = kept.get(customerId)!
-      const checks = newPeopleChecks(
-        this.matches,
+      const assumed = kept.get(customerId)!
+      const checks = this.guess.checks(
         customerId,
         members.map((member) => member.draft),
+        assumed,
       )
       locks.push(...checks.locks)
-      probes.push(
-        this.customers.setupChangedProbe(customerId, version),
-        this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, subscribers),
-        ...checks.probes,
-      )
-      return {customerId, members, known: setup, candidates: [], owners: new Map(), subscribers}
+      probes.push(...checks.probes)
+      return {customerId, members, known: assumed.setup, candidates: [], owners: new Map(), subscribers: assumed.subscribers}
     })
     const plan = this.planCreates(requests, customers)
     return {
@@ -211,7 +191,7 @@ export class CreateWriter {
     const customers: PlannedCustomer[] = []
     for (const customer of pending) {
       const subscribers = customer.subscribers()
-      this.subscribers.set(customer.customerId, subscribers)
+      this.guess.rememberSubscribers(customer.customerId, subscribers)
       const candidates = customer.candidates()
       customers.push({
         customerId: customer.customerId,
@@ -290,19 +270,6 @@ export class CreateWriter {
       beforeCommit: holds.length === 0 ? undefined : async () => void (await Promise.all(holds.map((hold) => hold()))),
     }
   }
-
-  /** What asNew needs kept for every customer of the group (MySQL only), or null. */
-  private keptForGuess(requests: readonly CreateRequest[]): Map<string, KeptForGuess> | null {
-    if (!isMysql(this.db)) return null
-    const kept = new Map<string, KeptForGuess>()
-    for (const {customerId} of requests) {
-      const setup = this.reads.setups.get(customerId)
-      const subscribers = this.subscribers.get(customerId)
-      if (!setup || !subscribers || this.merging.get(customerId)) return null
-      kept.set(customerId, {...setup, subscribers})
-    }
-    return kept
-  }
 }
 
 /** What the caller of a group's write keeps of its plan once it committed. */
@@ -315,13 +282,4 @@ function byCustomerInLockOrder(requests: readonly CreateRequest[]): Array<[strin
   const byCustomer = new Map<string, CreateRequest[]>()
   for (const request of requests) byCustomer.set(request.customerId, [...(byCustomer.get(request.customerId) ?? []), request])
   return [...byCustomer].sort(([a], [b]) => (a < b ? -1 : 1))
-}
-
-/**
- * A guess refused for its keys: one stored already, or still held by its first request; the
- * checked write then tells which. The guard's own refusals go on checked inside the transaction
- * (asNew's orElse).
- */
-function isRefusedGuess(error: unknown): boolean {
-  return isGuardRefusal(error) || isUniqueViolation(error) || isLockRefusal(error)
 }

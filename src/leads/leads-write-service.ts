@@ -5,6 +5,7 @@ import type {EventsStore} from '../events/events-store.js'
 import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {BulkWriter} from './bulk-writer.js'
+import {CreateGuess} from './create-guess.js'
 import {CreateWriter} from './create-writer.js'
 import type {LeadMatchStore} from './lead-match-store.js'
 import type {LeadWriteStatements} from './lead-write-statements.js'
@@ -31,8 +32,10 @@ export class LeadsWriteService {
     idempotency: IdempotencyStore,
     clock: Clock = systemClock,
   ) {
-    const reads = new WriteReads(db, matches, customers, new SetupCache())
-    this.creates = new CreateWriter(db, matches, leads, reads, customers, events, outbox, idempotency, clock)
+    const setups = new SetupCache()
+    const reads = new WriteReads(db, matches, customers, setups)
+    const guess = new CreateGuess(db, matches, customers, outbox, setups)
+    this.creates = new CreateWriter(db, leads, reads, events, outbox, idempotency, guess, clock)
     this.bulks = new BulkWriter(db, leads, reads, idempotency, clock)
   }
 

@@ -1,0 +1,88 @@
+import type {CustomersStore} from '../customers/customers-store.js'
+import {isGuardRefusal, isLockRefusal, isUniqueViolation} from '../db/errors.js'
+import {type Db, isMysql} from '../db/knex.js'
+import type {Statement} from '../db/statements.js'
+import type {DeliveryOutbox} from '../deliveries/outbox.js'
+import {LEAD_CREATED} from '../events/lead-created.js'
+import type {CustomerSetup, LeadDraft} from './lead-input.js'
+import type {LeadMatchStore} from './lead-match-store.js'
+import {newPeopleChecks} from './lead-matching.js'
+import {KeptPerCustomer, type SetupCache} from './setup-cache.js'
+
+/** What asNew assumes of a customer: its setup at a version, and its lead.created subscribers. */
+export interface KeptForGuess {
+  version: number
+  setup: CustomerSetup
+  subscribers: string[]
+}
+
+/**
+ * The guess a group of creates is first written on (MySQL): every create is a new person, and
+ * each customer's setup and lead.created subscribers are as its latest write found them. What it
+ * assumes is kept here, and the checks that hold the write to it: the match-key locks, then
+ * probes a guard statement runs after them (guardStatement), which fail the batch when a stored
+ * lead matches or the setup or subscribers moved.
+ */
+export class CreateGuess {
+  constructor(
+    private readonly db: Db,
+    private readonly matches: LeadMatchStore,
+    private readonly customers: CustomersStore,
+    private readonly outbox: DeliveryOutbox,
+    private readonly setups: SetupCache,
+  ) {}
+
+  /** The lead.created subscribers each customer's latest checked write read, for the guess of asNew. */
+  private readonly subscribers = new KeptPerCustomer<string[]>()
+  /**
+   * Customers whose latest group merged into a stored lead. Their next group is written checked:
+   * a refused guess costs a round trip and a rollback, so a customer pushing mostly people it
+   * has already does not pay it on every create.
+   */
+  private readonly merging = new KeptPerCustomer<boolean>()
+
+  /** What the guess assumes of every customer of the group, or null when one has nothing kept (or the database is not MySQL). */
+  kept(requests: ReadonlyArray<{customerId: string}>): Map<string, KeptForGuess> | null {
+    if (!isMysql(this.db)) return null
+    const kept = new Map<string, KeptForGuess>()
+    for (const {customerId} of requests) {
+      const setup = this.setups.get(customerId)
+      const subscribers = this.subscribers.get(customerId)
+      if (!setup || !subscribers || this.merging.get(customerId)) return null
+      kept.set(customerId, {...setup, subscribers})
+    }
+    return kept
+  }
+
+  /** The subscribers a checked write read for the customer: the next guess assumes them. */
+  rememberSubscribers(customerId: string, subscribers: string[]): void {
+    this.subscribers.set(customerId, subscribers)
+  }
+
+  /** Which customers of a written group merged into a stored lead: their next group is not guessed. */
+  rememberMerging(customerIds: readonly string[], merging: ReadonlySet<string>): void {
+    for (const customerId of new Set(customerIds)) this.merging.set(customerId, merging.has(customerId))
+  }
+
+  /** The customer's match-key locks, and the probes the guard runs after them. */
+  checks(customerId: string, drafts: readonly LeadDraft[], assumed: KeptForGuess): {locks: Statement[]; probes: Statement[]} {
+    const checks = newPeopleChecks(this.matches, customerId, drafts)
+    return {
+      locks: checks.locks,
+      probes: [
+        this.customers.setupChangedProbe(customerId, assumed.version),
+        this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, assumed.subscribers),
+        ...checks.probes,
+      ],
+    }
+  }
+}
+
+/**
+ * A guess refused for its keys: one stored already, or still held by its first request; the
+ * checked write then tells which. The guard's own refusals go on checked inside the transaction
+ * (asNew's orElse).
+ */
+export function isRefusedGuess(error: unknown): boolean {
+  return isGuardRefusal(error) || isUniqueViolation(error) || isLockRefusal(error)
+}
