@@ -145,16 +145,17 @@ export async function createServices(config: Config, options: ServiceOptions = {
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
-  const leadsWrite = new LeadsWriteService(
+  const leadsWrite = new LeadsWriteService({
     db,
-    new LeadMatchStore(db),
-    new LeadWriteStatements(db, leadCounts, searchIndex),
-    customersStore,
-    eventsStore,
+    matches: new LeadMatchStore(db),
+    leads: new LeadWriteStatements(db, leadCounts, searchIndex),
+    customers: customersStore,
+    events: eventsStore,
     outbox,
-    idempotencyStore,
+    idempotency: idempotencyStore,
     clock,
-  )
+    createGuess: config.createGuess,
+  })
   const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock, () => leadsWrite))
   const keysStore = new KeysStore(db)
   const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})

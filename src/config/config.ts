@@ -22,6 +22,8 @@ export interface Config {
   /** Load balancers whose X-Forwarded-For is believed (addresses and CIDRs; see trusted-proxies.ts). */
   readonly trustedProxies: readonly string[]
   readonly metricsEnabled: boolean
+  /** Whether a group of creates is first written as new people in one round trip (create-guess.ts). */
+  readonly createGuess: boolean
   readonly logLevel: string
   /** Settings of the client commands (`leads pull`, `leads push`). */
   readonly client: {
@@ -46,6 +48,7 @@ export const CONFIG_VARIABLES = [
   'LEADS_WEBHOOK_ALLOW_HOSTS',
   'LEADS_TRUSTED_PROXIES',
   'LEADS_METRICS',
+  'LEADS_CREATE_GUESS',
   'LEADS_LOG_LEVEL',
   'LEADS_BASE_URL',
   'LEADS_API_TOKEN',
@@ -66,6 +69,7 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
   LEADS_WEBHOOK_ALLOW_HOSTS: 'host[:port],... exempt from the private-address block (development and tests only)',
   LEADS_TRUSTED_PROXIES: 'address[/prefix],... of load balancers whose X-Forwarded-For gives the client address (default: none)',
   LEADS_METRICS: '1 serves Prometheus metrics at GET /metrics',
+  LEADS_CREATE_GUESS: 'on or off: write a group of creates as new people in one round trip, checked by the database (default on)',
   LEADS_LOG_LEVEL: `daemon log level: ${LOG_LEVELS.join(', ')} (default info)`,
   LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
   LEADS_API_TOKEN: "the client commands' API token (svc_...)",
@@ -99,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       .filter(Boolean),
     trustedProxies: TrustedProxies.parse(read(env, 'LEADS_TRUSTED_PROXIES')).entries,
     metricsEnabled: read(env, 'LEADS_METRICS') === '1',
+    createGuess: parseOnOff(read(env, 'LEADS_CREATE_GUESS'), 'LEADS_CREATE_GUESS', true),
     logLevel: parseLogLevel(read(env, 'LEADS_LOG_LEVEL')),
     client: {
       baseUrl: parseOptionalHttpUrl(read(env, 'LEADS_BASE_URL'), 'LEADS_BASE_URL'),
@@ -107,6 +112,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
   }
   return deepFreeze(config)
+}
+
+function parseOnOff(raw: string | undefined, name: string, fallback: boolean): boolean {
+  if (raw === undefined) return fallback
+  if (raw === 'on' || raw === 'off') return raw === 'on'
+  throw new ConfigError(name, `must be on or off, got ${JSON.stringify(raw)}`)
 }
 
 function read(env: NodeJS.ProcessEnv, name: string): string | undefined {

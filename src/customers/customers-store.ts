@@ -100,7 +100,7 @@ export class CustomersStore {
     }
   }
 
-  /** A probe (see guardStatement, MySQL) that finds a row when the customer's setup version is no longer `version`. */
+  /** A probe (see guardStatement) that finds a row when the customer's setup version is no longer `version`. */
   setupChangedProbe(customerId: string, version: number): Statement {
     return {sql: 'SELECT 1 FROM `customers` WHERE `id` = ? AND `setup_version` <> ?', bindings: [customerId, version]}
   }

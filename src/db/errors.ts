@@ -20,7 +20,16 @@ export function isLockRefusal(error: unknown): boolean {
   return code === 'ER_LOCK_NOWAIT' || code === 'ER_LOCK_WAIT_TIMEOUT'
 }
 
-/** True when a guardStatement found an assumption broken (MySQL). */
+/** What a guardStatement fails with on SQLite, where it runs as its probes (see runEach). */
+export class GuardRefusal extends Error {
+  readonly code = 'GUARD_REFUSED'
+  constructor() {
+    super('an assumption the write was built on no longer holds')
+  }
+}
+
+/** True when a guardStatement found an assumption broken. */
 export function isGuardRefusal(error: unknown): boolean {
-  return (error as {code?: string}).code === 'ER_SUBQUERY_NO_1_ROW'
+  const code = (error as {code?: string}).code
+  return code === 'ER_SUBQUERY_NO_1_ROW' || code === 'GUARD_REFUSED'
 }

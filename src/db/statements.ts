@@ -1,5 +1,6 @@
 import type {Knex} from 'knex'
 
+import {GuardRefusal} from './errors.js'
 import {rowsPerInsert, statementBudget} from './knex.js'
 
 /**
@@ -117,8 +118,22 @@ export function compile(query: Knex.QueryBuilder | Knex.Raw): Statement {
 /** Runs statements one at a time on a connection or transaction (SQLite, or MySQL outside a batch). */
 export async function runEach(trx: Knex | Knex.Transaction, statements: readonly Statement[]): Promise<StatementResult[]> {
   const results: StatementResult[] = []
-  for (const statement of statements) results.push(resultOf(await trx.raw(statement.sql, [...statement.bindings]), trx))
+  for (const statement of statements) {
+    if ('probes' in statement) results.push(await runGuard(trx, statement as GuardStatement))
+    else results.push(resultOf(await trx.raw(statement.sql, [...statement.bindings]), trx))
+  }
   return results
+}
+
+/**
+ * A guard run as its probes, one by one: SQLite takes a scalar subquery's first row without
+ * complaint, so the statement itself would never fail.
+ */
+async function runGuard(trx: Knex | Knex.Transaction, guard: GuardStatement): Promise<StatementResult> {
+  for (const probe of guard.probes) {
+    if (resultOf(await trx.raw(probe.sql, [...probe.bindings]), trx).rows.length > 0) throw new GuardRefusal()
+  }
+  return {rows: [{assumptions_hold: 1}], affectedRows: 0}
 }
 
 /**
@@ -137,16 +152,22 @@ export function driverResult(answer: unknown): StatementResult {
   return {rows: [], affectedRows: Number(header?.affectedRows ?? header?.changes ?? 0)}
 }
 
+/** A guardStatement: its probes, which SQLite runs one by one. */
+interface GuardStatement extends Statement {
+  readonly probes: readonly Statement[]
+}
+
 /**
  * One statement that fails when any probe finds a row: a probe is a SELECT that returns a row
- * exactly when an assumption a write was built on no longer holds (MySQL only). It fails with
- * ER_SUBQUERY_NO_1_ROW (a scalar subquery of more than one row; see isGuardRefusal), which stops
- * the batch it is in before anything after it runs, so a write can send what it assumed, its
- * checks and its changes with the COMMIT in one round trip.
+ * exactly when an assumption a write was built on no longer holds. On MySQL it fails with
+ * ER_SUBQUERY_NO_1_ROW (a scalar subquery of more than one row), which stops the batch it is in
+ * before anything after it runs, so a write can send what it assumed, its checks and its changes
+ * with the COMMIT in one round trip; on SQLite runEach runs the probes and throws GuardRefusal.
+ * Either way isGuardRefusal knows the failure, and the transaction stays open.
  */
-export function guardStatement(probes: readonly Statement[]): Statement {
+export function guardStatement(probes: readonly Statement[]): GuardStatement {
   const members = ['SELECT 1', ...probes.map((probe) => `(${probe.sql})`)].join(' UNION ALL ')
-  return {sql: `SELECT (${members}) AS assumptions_hold`, bindings: probes.flatMap((probe) => [...probe.bindings])}
+  return {sql: `SELECT (${members}) AS assumptions_hold`, bindings: probes.flatMap((probe) => [...probe.bindings]), probes}
 }
 
 /** A read statement and how to turn its rows into a value. */

@@ -1,6 +1,5 @@
 import type {CustomersStore} from '../customers/customers-store.js'
 import {isGuardRefusal, isLockRefusal, isUniqueViolation} from '../db/errors.js'
-import {type Db, isMysql} from '../db/knex.js'
 import type {Statement} from '../db/statements.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import {LEAD_CREATED} from '../events/lead-created.js'
@@ -17,7 +16,7 @@ export interface KeptForGuess {
 }
 
 /**
- * The guess a group of creates is first written on (MySQL): every create is a new person, and
+ * The guess a group of creates is first written on: every create is a new person, and
  * each customer's setup and lead.created subscribers are as its latest write found them. What it
  * assumes is kept here, and the checks that hold the write to it: the match-key locks, then
  * probes a guard statement runs after them (guardStatement), which fail the batch when a stored
@@ -25,11 +24,12 @@ export interface KeptForGuess {
  */
 export class CreateGuess {
   constructor(
-    private readonly db: Db,
     private readonly matches: LeadMatchStore,
     private readonly customers: CustomersStore,
     private readonly outbox: DeliveryOutbox,
     private readonly setups: SetupCache,
+    /** LEADS_CREATE_GUESS: off writes every group checked. */
+    private readonly enabled: boolean,
   ) {}
 
   /** The lead.created subscribers each customer's latest checked write read, for the guess of asNew. */
@@ -41,9 +41,9 @@ export class CreateGuess {
    */
   private readonly merging = new KeptPerCustomer<boolean>()
 
-  /** What the guess assumes of every customer of the group, or null when one has nothing kept (or the database is not MySQL). */
+  /** What the guess assumes of every customer of the group, or null when one has nothing kept (or the guess is off). */
   kept(requests: ReadonlyArray<{customerId: string}>): Map<string, KeptForGuess> | null {
-    if (!isMysql(this.db)) return null
+    if (!this.enabled) return null
     const kept = new Map<string, KeptForGuess>()
     for (const {customerId} of requests) {
       const setup = this.setups.get(customerId)

@@ -47,15 +47,15 @@ export class LeadMatchStore {
   }
 
   /**
-   * Probes (see guardStatement, MySQL) that find a row when any of the customer's leads has one of
-   * these emails or phones. Written out: they go with every guessed create, and knex's builder
-   * costs more than the statements.
+   * Probes (see guardStatement) that find a row when any of the customer's leads has one of these
+   * emails or phones. Written out: they go with every guessed create, and knex's builder costs
+   * more than the statements.
    */
   matchProbes(customerId: string, keys: {emails: readonly string[]; phones: readonly string[]}): Statement[] {
     return MATCH_LOOKUPS.filter(({keysOf}) => keysOf(keys).length > 0).map(({column, index, keysOf}) => {
       const values = keysOf(keys)
       return {
-        sql: `SELECT 1 FROM \`leads\` FORCE INDEX (\`${index}\`) WHERE \`customer_id\` = ? AND \`${column}\` IN (${values.map(() => '?').join(', ')})`,
+        sql: `SELECT 1 FROM \`leads\`${this.forced(index)} WHERE \`customer_id\` = ? AND \`${column}\` IN (${values.map(() => '?').join(', ')})`,
         bindings: [customerId, ...values],
       }
     })
@@ -68,7 +68,7 @@ export class LeadMatchStore {
    */
   private matchLookups(customerId: string, keys: {emails: readonly string[]; phones: readonly string[]}, lock: boolean): Statement[] {
     return MATCH_LOOKUPS.filter(({keysOf}) => keysOf(keys).length > 0).map(({column, index, keysOf}) => {
-      const from = isMysql(this.db) ? this.db.raw('?? FORCE INDEX (??)', ['leads', index]) : 'leads'
+      const from = this.db.raw(`??${this.forced(index)}`, ['leads'])
       const query = this.db
         .select('*')
         .from(from)
@@ -77,5 +77,10 @@ export class LeadMatchStore {
       if (lock && isMysql(this.db)) query.forUpdate()
       return compile(query)
     })
+  }
+
+  /** The index a lookup must use, named on MySQL (see MATCH_LOOKUPS); SQLite picks it by itself. */
+  private forced(index: string): string {
+    return isMysql(this.db) ? ` FORCE INDEX (\`${index}\`)` : ''
   }
 }

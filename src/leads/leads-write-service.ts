@@ -3,7 +3,7 @@ import type {Db} from '../db/knex.js'
 import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore} from '../events/events-store.js'
 import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
-import {type Clock, systemClock} from '../shared/clock.js'
+import type {Clock} from '../shared/clock.js'
 import {BulkWriter} from './bulk-writer.js'
 import {CreateGuess} from './create-guess.js'
 import {CreateWriter} from './create-writer.js'
@@ -12,6 +12,19 @@ import type {LeadWriteStatements} from './lead-write-statements.js'
 import {SetupCache} from './setup-cache.js'
 import {WriteReads} from './write-reads.js'
 import {type BulkResult, type CreateResult, NO_HOOKS, type WriteHooks} from './write-types.js'
+
+/** What the write path is built from; `createGuess` is LEADS_CREATE_GUESS. */
+export interface WriteDependencies {
+  db: Db
+  matches: LeadMatchStore
+  leads: LeadWriteStatements
+  customers: CustomersStore
+  events: EventsStore
+  outbox: DeliveryOutbox
+  idempotency: IdempotencyStore
+  clock: Clock
+  createGuess: boolean
+}
 
 /**
  * Pushing leads: single creates (merged by email or phone, grouped per transaction) and bulk
@@ -22,19 +35,10 @@ export class LeadsWriteService {
   private readonly creates: CreateWriter
   private readonly bulks: BulkWriter
 
-  constructor(
-    db: Db,
-    matches: LeadMatchStore,
-    leads: LeadWriteStatements,
-    customers: CustomersStore,
-    events: EventsStore,
-    outbox: DeliveryOutbox,
-    idempotency: IdempotencyStore,
-    clock: Clock = systemClock,
-  ) {
+  constructor({db, matches, leads, customers, events, outbox, idempotency, clock, createGuess}: WriteDependencies) {
     const setups = new SetupCache()
     const reads = new WriteReads(db, matches, customers, setups)
-    const guess = new CreateGuess(db, matches, customers, outbox, setups)
+    const guess = new CreateGuess(matches, customers, outbox, setups, createGuess)
     this.creates = new CreateWriter(db, leads, reads, events, outbox, idempotency, guess, clock)
     this.bulks = new BulkWriter(db, leads, reads, idempotency, clock)
   }

@@ -106,15 +106,17 @@ export class WebhooksStore {
   }
 
   /**
-   * A probe (see guardStatement, MySQL) that finds a row when the customer's active subscribers to
+   * A probe (see guardStatement) that finds a row when the customer's active subscribers to
    * `eventType` are no longer exactly `ids` (as subscribersRead read them).
    */
   subscribersChangedProbe(customerId: string, eventType: EventType, ids: readonly string[]): Statement {
-    // Written out: it goes with every guessed create (MySQL only), and knex's builder costs more than the statement.
-    const changed = ids.length === 0 ? 'COUNT(*) > 0' : `COUNT(*) <> ? OR SUM(\`id\` NOT IN (${ids.map(() => '?').join(', ')})) > 0`
+    // Written out: it goes with every guessed create, and knex's builder costs more than the statement.
+    // event_types is a comma-separated list: the type is the whole list, or its first, last or a middle member.
+    const subscribed = '(`event_types` = ? OR `event_types` LIKE ? OR `event_types` LIKE ? OR `event_types` LIKE ?)'
+    const others = ids.length === 0 ? '0' : `SUM(\`id\` NOT IN (${ids.map(() => '?').join(', ')}))`
     return {
-      sql: `SELECT 1 FROM \`webhooks\` WHERE \`customer_id\` = ? AND \`is_active\` = TRUE AND FIND_IN_SET(?, \`event_types\`) > 0 HAVING ${changed}`,
-      bindings: [customerId, eventType, ...(ids.length === 0 ? [] : [ids.length, ...ids])],
+      sql: `SELECT 1 FROM (SELECT COUNT(*) AS subscribers, ${others} AS others FROM \`webhooks\` WHERE \`customer_id\` = ? AND \`is_active\` = TRUE AND ${subscribed}) AS now WHERE now.subscribers <> ? OR now.others > 0`,
+      bindings: [...ids, customerId, eventType, `${eventType},%`, `%,${eventType}`, `%,${eventType},%`, ids.length],
     }
   }
 
