@@ -8,11 +8,6 @@ import {ConflictError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
-/**
- * A record without a response older than this belongs to a request that died. Claims are now
- * part of the write's transaction and vanish with it; only records written before that stay so.
- */
-export const IDEMPOTENCY_LEASE_MS = 60_000
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
@@ -69,8 +64,8 @@ export class IdempotencyService {
   }
 
   /**
-   * What to do after a refused claim: replay the stored response, or retry (the record expired or
-   * was abandoned and is gone now). Throws ConflictError for another body or a request in flight.
+   * What to do after a refused claim: replay the stored response, or retry (the record expired and
+   * is gone now). Throws ConflictError for another body or a request in flight.
    */
   async afterRefusal(ticket: IdempotencyTicket, refusal: ClaimRefusal): Promise<IdempotencyDecision> {
     const existing = await this.store.find(ticket)
@@ -103,9 +98,7 @@ export class IdempotencyService {
   }
 
   private async decide(ticket: IdempotencyTicket, existing: IdempotencyRecord): Promise<IdempotencyDecision> {
-    const now = this.clock.now()
-    const abandoned = existing.statusCode === null && now - existing.claimedAt >= IDEMPOTENCY_LEASE_MS
-    if (existing.expiresAt <= now || (abandoned && existing.requestHash === ticket.requestHash)) {
+    if (existing.expiresAt <= this.clock.now()) {
       await this.store.remove(existing)
       return {kind: 'retry'}
     }

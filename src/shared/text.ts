@@ -25,12 +25,6 @@ export function textProblem(value: string, kind: 'text' | 'line' = 'text'): stri
   return null
 }
 
-/** Throws ValidationError naming `param` when the string cannot be stored as text. */
-export function checkText(value: string, param: string, kind: 'text' | 'line' = 'text', what = param): void {
-  const problem = textProblem(value, kind)
-  if (problem) throw new ValidationError(`${what} ${problem}`, param)
-}
-
 /**
  * How deeply arrays and objects may nest in a request body. A bulk body needs four levels (body,
  * `leads`, row, `custom_fields`); a deeper one is refused before anything walks it recursively

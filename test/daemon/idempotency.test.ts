@@ -229,17 +229,6 @@ describe('Idempotency-Key', function () {
         service = new IdempotencyService(store, clock)
       })
 
-      it('answers 409 for an unfinished record until its lease runs out, then lets the retry run', async function () {
-        // Only records written before claims moved into the write's transaction stay unfinished.
-        const ticket = service.ticket(tenant.customer.id, 'POST /x', 'abandoned', {a: 1})
-        await store.insertFinished({...ticket, statusCode: null, responseBody: null, claimedAt: clock.now(), expiresAt: clock.now() + 86_400_000})
-        const error = await rejectsWith(service.afterRefusal(ticket, 'stored'), ConflictError)
-        expect(error.message).to.match(/still in progress/)
-        clock.advance(60_000)
-        expect(await service.afterRefusal(ticket, 'stored')).to.deep.equal({kind: 'retry'})
-        expect(await store.find(ticket)).to.equal(null)
-      })
-
       it('purges keys after 24 hours, after which the key is new again', async function () {
         const ticket = service.ticket(tenant.customer.id, 'POST /x', 'old', {a: 1})
         expect(await service.storeAlone(ticket, 400, '{"error":{}}')).to.equal(null)
