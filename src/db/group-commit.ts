@@ -67,9 +67,8 @@ export class GroupCommitter<I, O> {
         release,
       )
       // The next group goes to the database first, then this group's items are settled: answering
-      // them (a create's HTTP response: Koa, JSON, a socket write) costs the event loop about 0.1 ms
-      // each, which the database would otherwise wait through idle. +13-16% creates/s at c=16 in
-      // two alternated runs (bench/compare-builds.ts; docs/performance.md).
+      // them (a create's HTTP response: Koa, JSON, a socket write) costs the event loop time the
+      // database would otherwise wait through idle (docs/performance.md).
       clearTimeout(slow)
       release()
       setImmediate(() => group.forEach((entry, index) => entry.settle(outcomes[index]!)))

@@ -159,7 +159,7 @@ function sleep(ms: number): Promise<void> {
 
 /**
  * The redis module is loaded here, on the first connection: commands and daemons without Redis
- * never load it (130 ms). Every client fails commands at once while disconnected instead of
+ * never load it (a good part of a start-up). Every client fails commands at once while disconnected instead of
  * queueing them: callers (enqueue, the rate limiter) have a fallback, and a queued command would
  * hang the request that sent it.
  */

@@ -6,7 +6,7 @@ import {rowsPerInsert, statementBudget} from './knex.js'
 /**
  * One SQL statement with its bindings, built but not yet sent. Write paths collect statements and
  * send several in one round trip (see write-transaction.ts): every round trip costs the daemon
- * and MariaDB a wake-up and the protocol's work on both sides, and a create used to make 13.
+ * and MariaDB a wake-up and the protocol's work on both sides.
  */
 export interface Statement {
   readonly sql: string
@@ -20,8 +20,8 @@ export interface StatementResult {
 }
 
 /**
- * A multi-row INSERT written out directly: knex's builder costs about 20 µs a row to compile (10 ms
- * for a bulk request's leads). Every row must have every column of the first. `conflict` makes it
+ * A multi-row INSERT written out directly: knex's builder costs more to compile a bulk request's
+ * rows than the database takes to insert them. Every row must have every column of the first. `conflict` makes it
  * an upsert that overwrites `update` on a duplicate key (MySQL and SQLite alike).
  */
 export function insertRows<Row extends object>(

@@ -41,8 +41,7 @@ export interface WriteOutcome<T> {
 export interface WriteOptions {
   /**
    * MySQL: called once everything before the COMMIT has answered, while the COMMIT waits for the
-   * redo log to reach the disk (about 1 ms here, a third of a create group's time in MariaDB).
-   * Another transaction's statements can run meanwhile; GroupCommitter starts the next group.
+   * redo log to reach the disk, a good part of a create group's time in MariaDB. Another transaction's statements can run meanwhile; GroupCommitter starts the next group.
    */
   committing?: () => void
 }
@@ -160,7 +159,7 @@ interface MysqlConnection {
  * has answered; batches sent on a connection meanwhile wait for it, so they run in the order sent.
  *
  * The batch goes straight to the pooled mysql2 connection: knex's raw query would walk the
- * bindings once more before mysql2 formats them (8 ms for a bulk request's 10,000 values).
+ * bindings once more before mysql2 formats them, a cost a bulk request's 10,000 values feel.
  */
 export async function sendBatch(db: Db, statements: readonly Statement[], connection?: unknown, lastLeft?: () => void): Promise<StatementResult[]> {
   if (statements.length === 0) return []

@@ -70,7 +70,7 @@ export class BulkWriter {
       )
       const answered = reads.send(trx)
       // The guess is planned (synchronously) while the database takes the match-key locks and
-      // reads the candidates: the request's first round trip, about 16 ms for 500 rows.
+      // reads the candidates: the request's first round trip, the longer part of its time.
       const guess = write ? this.guessAllNew(trx, customerId, drafts, request.onDuplicate) : null
       await answered
       const known = await setup(trx)

@@ -6,8 +6,7 @@ import type {LeadRecord} from './lead-types.js'
 /**
  * The two match lookups, each by its own index. A bulk's 500 values are past
  * eq_range_index_dive_limit (200), where MariaDB estimates from index statistics; for a growing
- * customer it then read every lead of the customer (115,000 rows, 130 ms) instead of 500 lookups
- * (1.5 ms). So on MySQL the index is named (FORCE INDEX) and the plan cannot drift.
+ * customer it then read every lead of the customer instead of 500 lookups. So on MySQL the index is named (FORCE INDEX) and the plan cannot drift.
  */
 const MATCH_LOOKUPS = [
   {column: 'email_normalized', index: 'leads_customer_id_email_normalized_index', keysOf: (keys: {emails: readonly string[]}) => keys.emails},

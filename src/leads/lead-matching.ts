@@ -52,9 +52,9 @@ export interface PoolMatch {
 
 /**
  * The leads a batch of inputs can match, in age order (the stored candidates oldest first, then
- * the leads the batch creates), with each email's and phone's positions, so a match is a lookup:
- * a bulk request's 500 rows scanned the whole list twice per row, about 2 ms of its planning in
- * the profile, with the database idle. A merge replaces its lead in place (its age stays) and
+ * the leads the batch creates), with each email's and phone's positions, so a match is a lookup
+ * rather than two scans of the whole list per row, which a bulk request's 500 rows would spend
+ * while the database sits idle. A merge replaces its lead in place (its age stays) and
  * may give it other keys.
  */
 export class MatchPool {

@@ -20,10 +20,10 @@ export interface LeadList {
 }
 
 /**
- * Searches that read at once, per daemon. A search counts every lead it matches (0.1 s for a word
- * 125,000 leads share, more with several at once), so a burst of broad searches could hold every
- * database connection (16) while creates and other reads waited seconds for one (the soak saw 5 s
- * stalls). Past four, searches wait for each other instead.
+ * Searches that read at once, per daemon. A search counts every lead it matches, which for a word
+ * many leads share takes long enough that a burst of broad searches could hold every pooled
+ * database connection while creates and other reads waited for one. Past four, searches wait for
+ * each other instead.
  */
 export const SEARCHES_AT_ONCE = 4
 

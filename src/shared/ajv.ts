@@ -6,7 +6,7 @@ import type addFormatsModule from 'ajv-formats'
 import {ValidationError} from './errors.js'
 
 // ajv and ajv-formats are CommonJS, required on the first validation (see compileOnFirstUse): most
-// commands never validate a body, and loading them cost every start-up 25 ms.
+// commands never validate a body, and loading them would slow every start-up.
 const require = createRequire(import.meta.url)
 
 /**
@@ -60,8 +60,8 @@ export interface Validator {
 }
 
 /**
- * A validator compiled on its first call. Compiling the schemas when their modules load cost every
- * command 40 ms of start-up, also the many that never validate a body.
+ * A validator compiled on its first call. Compiling the schemas when their modules load would
+ * slow the start-up of every command, also the many that never validate a body.
  */
 export function compileOnFirstUse(ajv: () => Ajv, schema: object): Validator {
   let compiled: ReturnType<Ajv['compile']> | undefined
