@@ -1,5 +1,5 @@
-import {StatementBatch, type Statement} from '../db/statements.js'
-import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
+import {StatementBatch} from '../db/statements.js'
+import {inWriteTransaction} from '../db/write-transaction.js'
 import type {Db} from '../db/knex.js'
 import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
@@ -9,7 +9,6 @@ import {type BulkPlan, type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk} f
 import {completeLeadInput, type CustomerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import type {MatchEntry} from './lead-matching.js'
 import type {LeadWriteStatements} from './lead-write-statements.js'
-import {KeptPerCustomer} from './setup-cache.js'
 import type {WriteReads} from './write-reads.js'
 import {type BulkResult, firstStageId, NO_HOOKS, storedResponse, type WriteHooks} from './write-types.js'
 
@@ -44,15 +43,6 @@ export class BulkWriter {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * Customers whose latest bulk write found stored leads among its rows' matches. Their next bulk
-   * is not guessed (guessAllNew): a customer re-sending people it has already would otherwise
-   * plan every request twice.
-   */
-  private readonly bulkMatching = new KeptPerCustomer<boolean>()
-  /** Bulk writes planned while their reads were out (used) and planned again after them (dropped): see guessAllNew. */
-  readonly bulkGuesses = {used: 0, dropped: 0}
-
   /** Creates, merges or skips up to 500 rows in a few statements; rows fail independently; no events. */
   async bulk(customerId: string, body: unknown, hooks: WriteHooks<BulkResult> = NO_HOOKS): Promise<BulkResult> {
     const request = parseBulkRequest(body)
@@ -68,44 +58,18 @@ export class BulkWriter {
         drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])),
         write,
       )
-      const answered = reads.send(trx)
-      // The guess is planned (synchronously) while the database takes the match-key locks and
-      // reads the candidates: the request's first round trip, the longer part of its time.
-      const guess = write ? this.guessAllNew(trx, customerId, drafts, request.onDuplicate) : null
-      await answered
+      await reads.send(trx)
       const known = await setup(trx)
       const existing = candidates()
-      if (write) this.bulkMatching.set(customerId, existing.length > 0)
-      const holds = guess !== null && guess.setup === known && existing.length === 0
-      if (guess) this.bulkGuesses[holds ? 'used' : 'dropped']++
-      const planned = holds ? guess : planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())
+      const planned = planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())
       // The leads go ahead: the database writes them (the larger part of its work) while their
       // counts, search words and the stored response are built.
-      if (write) trx.sendAhead(holds ? guess.leadRows : this.leads.upsertRows(planned.plan.writes))
+      if (write) trx.sendAhead(this.leads.upsertRows(planned.plan.writes))
       const result = {dryRun: request.dryRun, outcomes: planned.plan.outcomes, unknownCustomFields: unknownFieldReport(planned.rows)}
       const derived = write ? this.leads.derivedFromUpsert(planned.plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
       const stored = hooks.key ? this.idempotency.completeStatements([storedResponse(hooks.key, result)]) : []
       return {value: result, commitWith: [...derived, ...stored], beforeCommit: hooks.beforeCommit}
     })
-  }
-
-  /**
-   * A bulk request planned before its reads answer, on the guess that holds for a batch of new
-   * people: no row matches a stored lead, and the customer's setup is the one kept. Its leads'
-   * insert is written out too, ready to send. Null when no setup is kept, or when the customer's
-   * latest bulk matched stored leads. The caller uses it only when the reads bear both out, and
-   * plans again otherwise.
-   */
-  private guessAllNew(
-    trx: WriteTransaction,
-    customerId: string,
-    drafts: readonly ParsedDraft[],
-    onDuplicate: OnDuplicate,
-  ): (PlannedBulk & {setup: CustomerSetup; leadRows: Statement[]}) | null {
-    const setup = this.reads.setups.get(customerId)?.setup
-    if (!setup || this.bulkMatching.get(customerId)) return null
-    const planned = planBulkRequest(customerId, drafts, [], setup, onDuplicate, this.clock.now())
-    return {...planned, setup, leadRows: trx.format(this.leads.upsertRows(planned.plan.writes))}
   }
 }
 

@@ -48,11 +48,6 @@ export class LeadsWriteService {
     return this.creates.groupsWritten
   }
 
-  /** Bulk writes planned while their reads were out (used) and planned again after them (dropped). */
-  get bulkGuesses(): BulkWriter['bulkGuesses'] {
-    return this.bulks.bulkGuesses
-  }
-
   /** Creates a lead or merges it into the customer's matching lead; only a genuine insert records lead.created. */
   create(customerId: string, body: unknown, hooks: WriteHooks<CreateResult> = NO_HOOKS): Promise<CreateResult> {
     return this.creates.create(customerId, body, hooks)

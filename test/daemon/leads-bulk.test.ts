@@ -218,12 +218,10 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       expect(replay.headers.get('idempotent-replayed')).to.equal('true')
       expect(replay.body).to.deep.equal(response.body)
 
-      // The customer's setup is kept now: the next bulk is planned while its reads are out (guessAllNew).
-      const guessed = daemon.services.leadsWrite.bulkGuesses.used
+      // The customer's setup is kept now: the next bulk is planned with it.
       const second = await bulk(bodyOf('Requoted'))
       expect(second.status).to.equal(200)
       expect(second.body.summary).to.deep.equal(created)
-      expect(daemon.services.leadsWrite.bulkGuesses.used).to.equal(guessed + 1)
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 1000, events: 0})
     })
 
@@ -238,13 +236,8 @@ describe('POST /api/agents/crm/leads/bulk', function () {
       expect(response.status).to.equal(415)
     })
 
-    /**
-     * A tenant's first bulk request keeps its setup; the ones after it are planned while their
-     * reads are out, on the guess that every row is a new person and the setup is unchanged
-     * (LeadsWriteService.guessAllNew). The guess must never change an answer.
-     */
-    describe('planned before its reads answer', function () {
-      const guesses = () => ({...daemon.services.leadsWrite.bulkGuesses})
+    /** A tenant's first bulk request keeps its setup (SetupCache); the ones after it must still answer as if nothing were kept. */
+    describe('after the customer’s first bulk request', function () {
       const leadsNamed = async (search: string) =>
         (
           await daemon.request(`/api/agents/crm/leads?include_custom_fields=true&search=${encodeURIComponent(search)}`, {
@@ -253,66 +246,48 @@ describe('POST /api/agents/crm/leads/bulk', function () {
           })
         ).body.leads
 
-      it('writes the guessed plan when every row is new', async function () {
-        await bulk({leads: [{contact_name: 'Arms the guess'}]})
-        const before = guesses()
+      it('writes every row when all are new', async function () {
+        await bulk({leads: [{contact_name: 'Keeps the setup'}]})
         const response = await bulk(
           {
             leads: [
-              {contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'},
-              {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}},
+              {contact_name: 'Second One', contact_email: 'second-1@example.org'},
+              {contact_name: 'Second Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}},
             ],
           },
-          'guessed-plan',
+          'second-bulk',
         )
         expect(response.status).to.equal(200)
         expect(response.body.summary).to.deep.equal({received: 2, created: 2, updated: 0, skipped: 0, failed: 0})
-        expect(guesses()).to.deep.equal({used: before.used + 1, dropped: before.dropped})
-        const found = await leadsNamed('guessed')
+        const found = await leadsNamed('second')
         expect(found.map((lead: {id: string}) => lead.id).sort()).to.deep.equal(response.body.results.map((row: {lead_id: string}) => row.lead_id).sort())
-        expect(found.find((lead: {contact_name: string}) => lead.contact_name === 'Guessed Two').custom_fields).to.deep.equal({budget: 7})
+        expect(found.find((lead: {contact_name: string}) => lead.contact_name === 'Second Two').custom_fields).to.deep.equal({budget: 7})
         const replay = await bulk(
           {
             leads: [
-              {contact_name: 'Guessed One', contact_email: 'guessed-1@example.org'},
-              {contact_name: 'Guessed Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}},
+              {contact_name: 'Second One', contact_email: 'second-1@example.org'},
+              {contact_name: 'Second Two', contact_phone: '+1 555 010 7100', custom_fields: {budget: 7}},
             ],
           },
-          'guessed-plan',
+          'second-bulk',
         )
         expect(replay.body).to.deep.equal(response.body)
         expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 0})
       })
 
-      it('plans again when a row matches a stored lead', async function () {
-        await bulk({leads: [{contact_name: 'Arms the guess'}]})
+      it('merges a row that matches a stored lead', async function () {
+        await bulk({leads: [{contact_name: 'Keeps the setup'}]})
         const known = await postJson(daemon, tenant, CREATE, {contact_name: 'Known', contact_email: 'known@example.org'})
-        const before = guesses()
         const response = await bulk({leads: [{contact_email: 'fresh@example.org'}, {contact_email: 'KNOWN@example.org', contact_phone: '555 010 7001'}]})
         expect(response.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created', 'updated'])
         expect(response.body.results[1].lead_id).to.equal(known.body.lead.id)
-        expect(guesses()).to.deep.equal({used: before.used, dropped: before.dropped + 1})
         expect((await counts(daemon, tenant)).leads).to.equal(3)
         const [merged] = await leadsNamed('known@example.org')
         expect(merged).to.include({id: known.body.lead.id, contact_name: 'Known', contact_phone: '555 010 7001'})
       })
 
-      it('does not guess the next bulk of a customer whose latest bulk matched stored leads, until one matches none', async function () {
-        await bulk({leads: [{contact_email: 'again@example.org'}]})
-        await bulk({leads: [{contact_email: 'again@example.org', contact_name: 'Again'}]})
-        const before = guesses()
-        const resent = await bulk({leads: [{contact_email: 'again@example.org', contact_name: 'Again, twice'}]})
-        expect(resent.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['updated'])
-        expect(guesses()).to.deep.equal(before)
-        await bulk({leads: [{contact_email: 'someone-new@example.org'}]})
-        expect(guesses()).to.deep.equal(before)
-        const fresh = await bulk({leads: [{contact_email: 'someone-newer@example.org'}]})
-        expect(fresh.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created'])
-        expect(guesses()).to.deep.equal({used: before.used + 1, dropped: before.dropped})
-      })
-
       it('uses a stage and a field another process added since the setup was kept', async function () {
-        await bulk({leads: [{contact_name: 'Arms the guess'}]})
+        await bulk({leads: [{contact_name: 'Keeps the setup'}]})
         const operator = await openServices(backend)
         try {
           await operator.customers.addStage(tenant.customer.id, {slug: 'vip', name: 'VIP'})
@@ -320,11 +295,9 @@ describe('POST /api/agents/crm/leads/bulk', function () {
         } finally {
           await operator.close()
         }
-        const before = guesses()
         const response = await bulk({leads: [{contact_name: 'Staged Shopper', stage_slug: 'vip', custom_fields: {shoe_size: 44}}]})
         expect(response.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created'])
         expect(response.body.unknown_custom_fields).to.deep.equal([])
-        expect(guesses()).to.deep.equal({used: before.used, dropped: before.dropped + 1})
         const [staged] = await leadsNamed('staged shopper')
         expect(staged.current_stage.slug).to.equal('vip')
         expect(staged.custom_fields).to.deep.equal({shoe_size: 44})
