@@ -9,6 +9,8 @@
  * Run (each checkout built, e.g. a `git worktree` of the commit before a change):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
  *     node dist/bench/compare-builds.js <checkout A> <checkout B>
+ * A checkout may carry settings for its daemon after commas, to compare one build with itself:
+ *   node dist/bench/compare-builds.js .,LEADS_CREATE_GUESS=on .,LEADS_CREATE_GUESS=off
  */
 import {randomUUID} from 'node:crypto'
 import path from 'node:path'
@@ -28,10 +30,16 @@ const CONCURRENCY = 16
 /** Bulk requests of 500 new leads per build, alternating, after as many untimed. */
 const BULKS = 20
 
-const roots = process.argv.slice(2).map((root) => path.resolve(root))
+/** A checkout to run, and the settings its daemon gets on top of the bench's. */
+const specs = process.argv.slice(2).map((arg) => {
+  const [root, ...settings] = arg.split(',')
+  return {label: arg, root: path.resolve(root!), settings: Object.fromEntries(settings.map((setting) => setting.split('=', 2) as [string, string]))}
+})
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
-if (roots.length !== 2 || !mysqlUrl) {
-  console.error('usage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/compare-builds.js <checkout A> <checkout B>')
+if (specs.length !== 2 || !mysqlUrl) {
+  console.error(
+    'usage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/compare-builds.js <checkout A>[,VAR=value…] <checkout B>[,VAR=value…]',
+  )
   process.exit(2)
 }
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
@@ -44,7 +52,7 @@ const {token} = await services.keys.issue({customerId: customer.id, scopes: ['pu
 await services.close()
 
 interface Build {
-  root: string
+  label: string
   daemon: DaemonProcess
   connections: LoadConnection[]
   sequential: number[]
@@ -52,10 +60,10 @@ interface Build {
   bulks: number[]
 }
 const builds: Build[] = []
-for (const root of roots) {
-  const daemon = await spawnDaemon(env, 'api', undefined, root)
+for (const {label, root, settings} of specs) {
+  const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
   const connections = await Promise.all(Array.from({length: CONCURRENCY}, () => LoadConnection.open(daemon.url)))
-  builds.push({root, daemon, connections, sequential: [], rates: [], bulks: []})
+  builds.push({label, daemon, connections, sequential: [], rates: [], bulks: []})
 }
 
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
@@ -126,7 +134,7 @@ console.log(
   `Two builds at once (role api, MariaDB${redisUrl ? ' + Redis' : ''}), alternating: ${SEQUENTIAL} sequential creates each; ${ROUNDS} bursts of ${BURST} creates at c=${CONCURRENCY} each; ${BULKS} bulk requests of 500 new leads each, after ${BULKS} untimed`,
 )
 for (const build of builds) {
-  console.log(`${build.root}`)
+  console.log(build.label)
   console.log(
     `  c=1 median ${median(build.sequential).toFixed(2)} ms, p99 ${p99(build.sequential).toFixed(2)} ms; c=${CONCURRENCY} ${build.rates.map((rate) => rate.toFixed(0)).join(' / ')} creates/s, median ${median(build.rates).toFixed(0)}; bulk 500 new median ${median(build.bulks).toFixed(1)} ms, p99 ${p99(build.bulks).toFixed(1)} ms`,
   )
