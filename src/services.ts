@@ -35,7 +35,6 @@ import {WebhooksService} from './webhooks/webhooks-service.js'
 
 export interface Services {
   readonly config: Config
-  readonly db: Db
   readonly redis: RedisConnection | null
   readonly customers: CustomersService
   readonly keys: KeysService
@@ -62,6 +61,12 @@ export interface Services {
 }
 
 export interface ServiceOptions {
+  /**
+   * An open handle on config.database to build on, instead of opening one; its opener keeps it
+   * and closes it after close(). Tests and benchmarks pass their own, to reach rows no service
+   * returns; the daemon and the commands never do.
+   */
+  db?: Db
   clock?: Clock
   logger?: Logger
   /** Migrate on start; default: on the embedded SQLite store only. */
@@ -98,7 +103,8 @@ export const DISPATCH_STALLED_AFTER_MS = 15_000
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock
   const masterKey = resolveMasterKey(config)
-  const db = createDb(config.database, options.logger)
+  const ownsDb = options.db === undefined
+  const db = options.db ?? createDb(config.database, options.logger)
   let redis: RedisConnection | null = null
   try {
     await checkDatabase(db)
@@ -108,7 +114,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     if (config.redis && (options.connectRedis ?? true))
       redis = await connectRedis(config.redis, {logger: options.logger, whenUnreachable: options.redisUnreachable})
   } catch (error) {
-    await db.destroy()
+    if (ownsDb) await db.destroy()
     throw error
   }
 
@@ -145,7 +151,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
 
   return {
     config,
-    db,
     redis,
     customers,
     keys,
@@ -201,7 +206,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
       await queue.close().catch(() => undefined)
       if (redis) await redis.close().catch(() => undefined)
-      await db.destroy()
+      if (ownsDb) await db.destroy()
     },
   }
 }
