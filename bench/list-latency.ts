@@ -10,9 +10,10 @@ import path from 'node:path'
 
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
+import {createDb} from '../src/db/knex.js'
 import {createLogger} from '../src/log/logger.js'
+import {createStores} from '../src/stores.js'
 import type {LeadRecord} from '../src/leads/lead-types.js'
-import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 
 const LEADS = 10_000
 const SAMPLES = 200
@@ -36,7 +37,9 @@ const CASES: Case[] = [
 
 async function measure(label: string, env: Record<string, string>): Promise<Map<string, number[]>> {
   const config = loadConfig({LEADS_MASTER_KEY: MASTER_KEY, LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent', ...env})
-  const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true})
+  // The bench's own handle, to seed leads straight into the store; the daemon runs on it too.
+  const db = createDb(config.database)
+  const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, db})
   const {services} = daemon
   try {
     const customer = await services.customers.create({name: `bench ${label}`})
@@ -63,7 +66,7 @@ async function measure(label: string, env: Record<string, string>): Promise<Map<
       leadLine: i % 2 === 0 ? 'buyer' : 'seller',
       customFields: {lead_line: i % 2 === 0 ? 'buyer' : 'seller'},
     }))
-    await new LeadWriteStatements(services.db, services.leadCounts, services.searchIndex).insertMany(leads)
+    await createStores(db).leadWrites.insertMany(leads)
 
     const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
     const get = async (query: string) => {
@@ -94,6 +97,7 @@ async function measure(label: string, env: Record<string, string>): Promise<Map<
     return results
   } finally {
     await daemon.stop()
+    await db.destroy()
   }
 }
 

@@ -32,6 +32,7 @@ import path from 'node:path'
 import {createClient} from 'redis'
 
 import {loadConfig} from '../src/config/config.js'
+import {createDb, type Db} from '../src/db/knex.js'
 import {createServices, type Services} from '../src/services.js'
 import {type DaemonProcess, ROOT, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
@@ -226,8 +227,8 @@ async function newTenant(services: Services, name: string, url: string): Promise
   return {customerId: customer.id, webhookId: webhook.id, headers: {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}}
 }
 
-async function statusCounts(services: Services, customerId: string): Promise<Record<string, number>> {
-  const rows = (await services.db('deliveries').where({customer_id: customerId}).groupBy('status').select('status').count({n: '*'})) as Array<{
+async function statusCounts(db: Db, customerId: string): Promise<Record<string, number>> {
+  const rows = (await db('deliveries').where({customer_id: customerId}).groupBy('status').select('status').count({n: '*'})) as Array<{
     status: string
     n: number | string
   }>
@@ -252,8 +253,8 @@ async function flushRedis(): Promise<void> {
 }
 
 /** Cancels what earlier runs left unfinished (an aborted run): deletes the webhooks that still have pending or delivering deliveries. */
-async function cancelLeftovers(services: Services): Promise<number> {
-  const rows = (await services.db('deliveries').whereIn('status', ['pending', 'delivering']).distinct('customer_id', 'webhook_id')) as Array<{
+async function cancelLeftovers(services: Services, db: Db): Promise<number> {
+  const rows = (await db('deliveries').whereIn('status', ['pending', 'delivering']).distinct('customer_id', 'webhook_id')) as Array<{
     customer_id: string
     webhook_id: string
   }>
@@ -351,7 +352,7 @@ async function run(services: Services, workers: number, runIndex: number) {
   const holdShares = holdMeter.stop()
 
   // 3. Recovery.
-  const statusAtRecovery = await Promise.all(deadTenants.map((tenant) => statusCounts(services, tenant.customerId)))
+  const statusAtRecovery = await Promise.all(deadTenants.map((tenant) => statusCounts(db, tenant.customerId)))
   const heldAttempts = dead.map(({state}) => ({
     attempts: state.heldAttempts,
     distinct_deliveries: state.heldDeliveries.size,
@@ -379,8 +380,8 @@ async function run(services: Services, workers: number, runIndex: number) {
     reachedTotal >= Math.ceil(share * BACKLOG_PER_DEAD * DEAD_CUSTOMERS)
       ? round(reachedTimes[Math.ceil(share * BACKLOG_PER_DEAD * DEAD_CUSTOMERS) - 1]! / 1000, 2)
       : null
-  const statusAtEnd = await Promise.all(deadTenants.map((tenant) => statusCounts(services, tenant.customerId)))
-  const healthyStatusAtEnd = await Promise.all(healthy.map((tenant) => statusCounts(services, tenant.customerId)))
+  const statusAtEnd = await Promise.all(deadTenants.map((tenant) => statusCounts(db, tenant.customerId)))
+  const healthyStatusAtEnd = await Promise.all(healthy.map((tenant) => statusCounts(db, tenant.customerId)))
   const healthyReceivedByEnd = creates.filter(({leadId}) => arrivals.has(leadId)).length
 
   await stopBounded(workerProcesses)
@@ -476,17 +477,21 @@ async function floor(): Promise<{posts: number; seconds: number; posts_per_secon
 const startedAt = new Date()
 const cpuAtStart = cpuTimes()
 const loadAtStart = os.loadavg()
-const services = await createServices(loadConfig({...env, LEADS_PORT: '0'}), {autoMigrate: true, connectRedis: false})
+const config = loadConfig({...env, LEADS_PORT: '0'})
+// The bench's own handle, for the delivery rows no service returns; the services run on it too.
+const db = createDb(config.database)
+const services = await createServices(config, {db, autoMigrate: true, connectRedis: false})
 const runs: Array<Awaited<ReturnType<typeof run>>> = []
 let leftovers = 0
 try {
-  leftovers = await cancelLeftovers(services)
+  leftovers = await cancelLeftovers(services, db)
   for (const [i, workers] of workerCounts.entries()) {
     console.error(`run ${i + 1} of ${workerCounts.length}: ${workers} worker(s)...`)
     runs.push(await run(services, workers, i))
   }
 } finally {
   await services.close()
+  await db.destroy()
   apiAgent.destroy()
 }
 const floorResult = await floor()

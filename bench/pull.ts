@@ -12,16 +12,19 @@ import {fileURLToPath} from 'node:url'
 
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
+import {createDb} from '../src/db/knex.js'
 import type {LeadRecord} from '../src/leads/lead-types.js'
-import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 import {createLogger} from '../src/log/logger.js'
+import {createStores} from '../src/stores.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
 if (!mysqlUrl) throw new Error('set LEADS_BENCH_MYSQL_URL')
 
 const config = loadConfig({LEADS_DATABASE_URL: mysqlUrl, LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent'})
-const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, requireCurrentSchema: false, role: 'api'})
+// The bench's own handle, to seed leads straight into the store; the daemon runs on it too.
+const db = createDb(config.database)
+const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, requireCurrentSchema: false, role: 'api', db})
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-pull-bench-'))
 
 async function customerWith(count: number): Promise<{customerId: string; token: string}> {
@@ -30,7 +33,7 @@ async function customerWith(count: number): Promise<{customerId: string; token: 
   // Internal: 1,000 pages is more than an hour's default budget.
   const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read'], internal: true})
   const base = Date.now() - count * 10
-  const store = new LeadWriteStatements(daemon.services.db, daemon.services.leadCounts, daemon.services.searchIndex)
+  const store = createStores(db).leadWrites
   for (let start = 0; start < count; start += 5000) {
     const batch: LeadRecord[] = Array.from({length: Math.min(5000, count - start)}, (_, j) => {
       const i = start + j
@@ -101,4 +104,5 @@ try {
 } finally {
   fs.rmSync(dir, {recursive: true, force: true})
   await daemon.stop()
+  await db.destroy()
 }

@@ -14,11 +14,12 @@ import {parseArgs} from 'node:util'
 
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
+import {createDb} from '../src/db/knex.js'
 import {CursorCodec} from '../src/leads/cursor.js'
 import type {LeadRecord} from '../src/leads/lead-types.js'
-import {type LeadFilters, type LeadPageRequest, LeadQueryStore} from '../src/leads/lead-query-store.js'
-import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
+import type {LeadFilters, LeadPageRequest} from '../src/leads/lead-query-store.js'
 import {createLogger} from '../src/log/logger.js'
+import {createStores} from '../src/stores.js'
 
 const {values: args} = parseArgs({
   options: {
@@ -78,15 +79,16 @@ function lead(customerId: string, stageIds: string[], i: number): LeadRecord {
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
 const databaseUrl = mysqlUrl ?? `sqlite://${process.env['LEADS_BENCH_SQLITE_FILE'] ?? '/tmp/leads-scale.db'}`
 const config = loadConfig({LEADS_MASTER_KEY: MASTER_KEY, LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent', LEADS_DATABASE_URL: databaseUrl})
-const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true})
+// The bench's own handle, to seed and read leads straight from the stores; the daemon runs on it too.
+const db = createDb(config.database)
+const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, db})
 const {services} = daemon
-const store = new LeadQueryStore(services.db, services.leadCounts)
-const writes = new LeadWriteStatements(services.db, services.leadCounts, services.searchIndex)
+const {leadQueries: store, leadWrites: writes} = createStores(db)
 
 /** The customer named `name` with `count` leads: reused with --keep, else created and seeded. */
 async function seeded(name: string, count: number, offset: number): Promise<{id: string; stageIds: string[]}> {
   if (args.keep) {
-    const existing = (await services.db('customers').where({name}).first('id')) as {id: string} | undefined
+    const existing = (await db('customers').where({name}).first('id')) as {id: string} | undefined
     if (existing && (await services.leadCounts.total(existing.id, {})) === count) {
       return {id: existing.id, stageIds: (await services.customers.listStages(existing.id)).map((stage) => stage.id)}
     }
@@ -110,7 +112,7 @@ await services.rateLimits.set({type: 'customer', id: main.id}, {perMinute: 1_000
 // A cursor at 90% depth, signed as the daemon signs them.
 const deepIndex = Math.floor(MAIN * 0.9)
 const deepLead = lead(main.id, main.stageIds, deepIndex)
-const deepRow = (await services.db('leads').where({customer_id: main.id, contact_email: deepLead.contactEmail}).first('id', 'updated_at')) as {
+const deepRow = (await db('leads').where({customer_id: main.id, contact_email: deepLead.contactEmail}).first('id', 'updated_at')) as {
   id: string
   updated_at: number | string
 }
@@ -217,6 +219,7 @@ for (const benchCase of CASES) {
   ])
 }
 await daemon.stop()
+await db.destroy()
 
 const backend = mysqlUrl ? 'MariaDB' : 'SQLite'
 console.log(

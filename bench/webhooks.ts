@@ -14,6 +14,7 @@ import {fileURLToPath} from 'node:url'
 
 import {startDaemon} from '../daemon/server.js'
 import {loadConfig} from '../src/config/config.js'
+import {createDb} from '../src/db/knex.js'
 import {createLogger} from '../src/log/logger.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 
@@ -111,7 +112,9 @@ for (let i = 0; i < LATENCY_SAMPLES; i++) {
 await daemon.stop()
 
 // (2) Throughput: an API-only daemon builds a backlog, then one worker process drains it.
-const api = await startDaemon(config, createLogger('silent'), {role: 'api', requireCurrentSchema: false})
+// The bench's own handle, to watch the backlog drain; the API daemon runs on it too.
+const db = createDb(config.database)
+const api = await startDaemon(config, createLogger('silent'), {role: 'api', requireCurrentSchema: false, db})
 const backlogStart = Date.now()
 let next = 0
 await Promise.all(
@@ -123,7 +126,7 @@ await Promise.all(
     }
   }),
 )
-const pendingQuery = () => api.services.db('deliveries').where({customer_id: customer.id}).whereIn('status', ['pending', 'delivering']).count({n: '*'})
+const pendingQuery = () => db('deliveries').where({customer_id: customer.id}).whereIn('status', ['pending', 'delivering']).count({n: '*'})
 const receivedBefore = received
 drain.counting = true
 const started = performance.now()
@@ -146,6 +149,7 @@ const drainSeconds = (drain.last - drain.first) / 1000
 worker.kill('SIGTERM')
 await new Promise((resolve) => worker.once('exit', resolve))
 await api.stop()
+await db.destroy()
 
 // The floor: a bare keep-alive HTTPS client posting the same number of like-sized bodies to the
 // same receiver, as many at once as the worker sends (its default concurrency, 64).

@@ -1,9 +1,9 @@
 import type {Knex} from 'knex'
 
-import {LeadSearchIndex} from '../src/leads/lead-search.js'
+import {LeadSearchIndex} from '../src/leads/lead-search-store.js'
 
 /**
- * Search that scales (see src/leads/lead-search.ts): the words of every lead's name and email in
+ * Search that scales (see src/leads/lead-search-terms.ts): the words of every lead's name and email in
  * their own table, so a word prefix is an index range, with the same rules on both backends (a
  * FULLTEXT index on MariaDB skips words under three letters and a stopword list; FTS5 does not).
  * Phone digits are searched by prefix in indexes of the leads table.

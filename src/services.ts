@@ -3,12 +3,10 @@ import os from 'node:os'
 import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
-import {CustomersStore} from './customers/customers-store.js'
 import {createDb, type Db, readPacketLimit} from './db/knex.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
-import {DeliveriesStore} from './deliveries/deliveries-store.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
 import {type DispatchQueue, MemoryQueue} from './deliveries/dispatch-queue.js'
 import {FallbackQueue} from './deliveries/fallback-queue.js'
@@ -16,36 +14,27 @@ import {DatabaseInFlightSlots, FallbackInFlightSlots, type InFlightSlots, RedisI
 import {DeliveryOutbox} from './deliveries/outbox.js'
 import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
-import {EventsStore} from './events/events-store.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
-import {IdempotencyStore} from './idempotency/idempotency-store.js'
 import {KeyAuthenticator} from './keys/key-authenticator.js'
 import {KeysService} from './keys/keys-service.js'
-import {KeysStore} from './keys/keys-store.js'
 import {CursorCodec} from './leads/cursor.js'
-import {LeadCountsStore} from './leads/lead-counts.js'
-import {LeadSearchIndex} from './leads/lead-search.js'
+import type {LeadCountsStore} from './leads/lead-counts-store.js'
+import type {LeadSearchIndex} from './leads/lead-search-store.js'
 import {LeadsService} from './leads/leads-service.js'
-import {LeadChangeFeed} from './leads/lead-change-feed.js'
-import {LeadMatchStore} from './leads/lead-match-store.js'
-import {LeadQueryStore} from './leads/lead-query-store.js'
-import {LeadWriteStatements} from './leads/lead-write-statements.js'
 import {LeadsWriteService} from './leads/leads-write-service.js'
 import {createLogger, type Logger} from './log/logger.js'
 import {Metrics} from './metrics/metrics.js'
 import {RateLimitService} from './ratelimit/ratelimit-service.js'
-import {RateLimitStore} from './ratelimit/ratelimit-store.js'
 import {RequestLimiter} from './ratelimit/request-limiter.js'
 import {type Clock, systemClock} from './shared/clock.js'
 import {ConfigError} from './shared/errors.js'
+import {createStores} from './stores.js'
 import {SecretBox} from './webhooks/secret-box.js'
 import {type LookupFn, systemLookup, type TargetPolicy} from './webhooks/ssrf.js'
 import {WebhooksService} from './webhooks/webhooks-service.js'
-import {WebhooksStore} from './webhooks/webhooks-store.js'
 
 export interface Services {
   readonly config: Config
-  readonly db: Db
   readonly redis: RedisConnection | null
   readonly customers: CustomersService
   readonly keys: KeysService
@@ -72,6 +61,12 @@ export interface Services {
 }
 
 export interface ServiceOptions {
+  /**
+   * An open handle on config.database to build on, instead of opening one; its opener keeps it
+   * and closes it after close(). Tests and benchmarks pass their own, to reach rows no service
+   * returns; the daemon and the commands never do.
+   */
+  db?: Db
   clock?: Clock
   logger?: Logger
   /** Migrate on start; default: on the embedded SQLite store only. */
@@ -108,7 +103,8 @@ export const DISPATCH_STALLED_AFTER_MS = 15_000
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock
   const masterKey = resolveMasterKey(config)
-  const db = createDb(config.database, options.logger)
+  const ownsDb = options.db === undefined
+  const db = options.db ?? createDb(config.database, options.logger)
   let redis: RedisConnection | null = null
   try {
     await checkDatabase(db)
@@ -118,20 +114,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
     if (config.redis && (options.connectRedis ?? true))
       redis = await connectRedis(config.redis, {logger: options.logger, whenUnreachable: options.redisUnreachable})
   } catch (error) {
-    await db.destroy()
+    if (ownsDb) await db.destroy()
     throw error
   }
 
-  const customersStore = new CustomersStore(db)
-  const customers = new CustomersService(customersStore, clock)
-  const leadCounts = new LeadCountsStore(db)
-  const searchIndex = new LeadSearchIndex(db)
-  const leadQueries = new LeadQueryStore(db, leadCounts)
+  const stores = createStores(db)
+  const customers = new CustomersService(stores.customers, clock)
   const secrets = new SecretBox(masterKey)
   const targets: TargetPolicy = {allowHosts: config.webhookAllowHosts, lookup: options.lookup ?? systemLookup}
-  const webhooksStore = new WebhooksStore(db)
-  const deliveriesStore = new DeliveriesStore(db)
-  const eventsStore = new EventsStore(db)
   const consumer = `${os.hostname()}:${process.pid}`
   const queue: DispatchQueue = redis
     ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger)
@@ -139,41 +129,38 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const inFlight: InFlightSlots = redis
     ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), new DatabaseInFlightSlots(db))
     : new DatabaseInFlightSlots(db)
-  const outbox = new DeliveryOutbox(webhooksStore, deliveriesStore, queue, options.logger)
-  const idempotencyStore = new IdempotencyStore(db)
-  const webhooks = new WebhooksService(webhooksStore, secrets, targets, clock)
+  const outbox = new DeliveryOutbox(stores.webhooks, stores.deliveries, queue, options.logger)
+  const webhooks = new WebhooksService(stores.webhooks, secrets, targets, clock)
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
   const leadsWrite = new LeadsWriteService({
     db,
-    matches: new LeadMatchStore(db),
-    leads: new LeadWriteStatements(db, leadCounts, searchIndex),
-    customers: customersStore,
-    events: eventsStore,
+    matches: stores.leadMatches,
+    leads: stores.leadWrites,
+    customers: stores.customers,
+    events: stores.events,
     outbox,
-    idempotency: idempotencyStore,
+    idempotency: stores.idempotency,
     clock,
     createGuess: config.createGuess,
   })
-  const getMetrics = () => (metrics ??= new Metrics(deliveriesStore, clock, () => leadsWrite))
-  const keysStore = new KeysStore(db)
-  const keyAuthenticator = new KeyAuthenticator(keysStore, {clock, cacheTtlMs: options.keyCacheTtlMs})
-  const keys = new KeysService(keysStore, customers, clock)
+  const getMetrics = () => (metrics ??= new Metrics(stores.deliveries, clock, () => leadsWrite))
+  const keyAuthenticator = new KeyAuthenticator(stores.keys, {clock, cacheTtlMs: options.keyCacheTtlMs})
+  const keys = new KeysService(stores.keys, customers, clock)
 
   return {
     config,
-    db,
     redis,
     customers,
     keys,
     keyAuthenticator,
-    leads: new LeadsService(leadQueries, new LeadChangeFeed(db, leadQueries), new CursorCodec(masterKey)),
+    leads: new LeadsService(stores.leadQueries, stores.leadChangeFeed, new CursorCodec(masterKey)),
     leadsWrite,
-    leadCounts,
-    searchIndex,
-    idempotency: new IdempotencyService(idempotencyStore, clock),
-    rateLimits: new RateLimitService(new RateLimitStore(db), customers, keys, clock, options.limitsCacheTtlMs),
+    leadCounts: stores.leadCounts,
+    searchIndex: stores.searchIndex,
+    idempotency: new IdempotencyService(stores.idempotency, clock),
+    rateLimits: new RateLimitService(stores.rateLimits, customers, keys, clock, options.limitsCacheTtlMs),
     // Built when first used, like the metrics: operator commands never limit requests.
     get limiter() {
       return (limiter ??= new RequestLimiter(redis, options.logger, options.rateLimitKeyPrefix))
@@ -182,15 +169,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return getMetrics()
     },
     webhooks,
-    deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, eventsStore, inFlight, clock),
+    deliveries: new DeliveriesService(stores.deliveries, webhooks, queue, stores.events, inFlight, clock),
     inFlight,
     createWorker: (workerOptions = {}) =>
       new DeliveryWorker(
         {
           db,
-          deliveries: deliveriesStore,
-          webhooks: webhooksStore,
-          events: eventsStore,
+          deliveries: stores.deliveries,
+          webhooks: stores.webhooks,
+          events: stores.events,
           secrets,
           sender: new DeliverySender(targets),
           queue,
@@ -219,7 +206,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
       await queue.close().catch(() => undefined)
       if (redis) await redis.close().catch(() => undefined)
-      await db.destroy()
+      if (ownsDb) await db.destroy()
     },
   }
 }

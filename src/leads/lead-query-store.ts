@@ -4,9 +4,10 @@ import type {LeadLine} from '../customers/customer-types.js'
 import type {Db} from '../db/knex.js'
 import {runRead} from '../db/statements.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
-import type {LeadCountsStore} from './lead-counts.js'
+import type {LeadCountsStore} from './lead-counts-store.js'
 import {type LeadOwner, ownersRead, type LeadRow, rowToLeadRecord, stagesById, type LeadWithRelations, withStageAndOwner} from './lead-rows.js'
-import {countMatches, matchingIds, narrowestFirst, parseSearch, type SearchPlan, whereMatches} from './lead-search.js'
+import {countMatches, matchingIds, narrowestFirst, whereMatches} from './lead-search-store.js'
+import {parseSearch, type SearchPlan} from './lead-search-terms.js'
 import type {LeadRecord, LeadStatus} from './lead-types.js'
 
 /** Filters of a list, all scoped to one customer. */

@@ -47,6 +47,12 @@ export interface LeadRecord {
   customFields: CustomFields
 }
 
+/** A lead's state before and after a write: null before for an insert. */
+export interface LeadWrite {
+  before: LeadRecord | null
+  after: LeadRecord
+}
+
 /** The Lead resource of the API, exactly as the spec names its fields. */
 export interface Lead {
   id: string

@@ -1,10 +1,10 @@
 import type {Db} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import {insertChunks, runEach, type Statement} from '../db/statements.js'
-import type {LeadCountsStore, LeadWrite} from './lead-counts.js'
+import type {LeadCountsStore} from './lead-counts-store.js'
 import {leadToRow} from './lead-rows.js'
-import type {LeadSearchIndex} from './lead-search.js'
-import type {LeadRecord} from './lead-types.js'
+import type {LeadSearchIndex} from './lead-search-store.js'
+import type {LeadRecord, LeadWrite} from './lead-types.js'
 
 /** Columns a merge may change; id, customer_id and created_at never change. */
 const UPSERT_COLUMNS = [

@@ -5,11 +5,12 @@ import {createDb, type Db} from '../db/knex.js'
 import {migrationStatus} from '../db/migrate.js'
 import {describeRedis} from '../config/redis-config.js'
 import {connectRedis, variableOf} from '../db/redis.js'
-import {KeysStore} from '../keys/keys-store.js'
+import type {KeysStore} from '../keys/keys-store.js'
 import {keyState} from '../keys/key-types.js'
 import {hashToken} from '../keys/tokens.js'
 import {safeMessage} from '../log/safe-error.js'
 import {AppError} from '../shared/errors.js'
+import {createStores} from '../stores.js'
 
 /** One line of `leads status`: ok, failing, or not configured (null). */
 export interface StatusCheck {
@@ -37,7 +38,9 @@ const CHECK_TIMEOUT_MS = 2000
 export async function statusReport(config: Config, cwd: string, client: ClientSettings): Promise<StatusReport> {
   const database = await databaseCheck(config, cwd)
   try {
-    const keys = database.db && new KeysStore(database.db)
+    // The stores alone: createServices would migrate the embedded database, require the master key
+    // and connect Redis, all of which status reports on rather than needs.
+    const keys = database.db && createStores(database.db).keys
     const checks = [
       database.check,
       masterKeyCheck(database.config ?? config),

@@ -4,11 +4,13 @@ import {randomUUID} from 'node:crypto'
 import {expect} from 'chai'
 
 import {eventToRow} from '../../src/events/events-store.js'
+import type {Db} from '../../src/db/knex.js'
 import type {Services} from '../../src/services.js'
 import {DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT, type Webhook} from '../../src/webhooks/webhook-types.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {CLI, runCli, runCliAtTerminal, runCliJson, startCliAtTerminal} from '../helpers/cli.js'
 import {openServices} from '../helpers/fixtures.js'
+import {openTestDb} from '../helpers/test-db.js'
 
 const publicLookup = async () => [{address: '93.184.216.34', family: 4 as const}]
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -31,19 +33,22 @@ interface DeliverySetup {
  */
 describe('delivery state commands', function () {
   forEachBackend((backend) => {
+    let db: Db
     let services: Services
     let env: Record<string, string>
     let customerId: string
 
     before(async function () {
       env = {...backend.env, LEADS_MASTER_KEY: 'ab'.repeat(32)}
-      services = await openServices(backend, {lookup: publicLookup})
+      db = openTestDb(backend)
+      services = await openServices(backend, {db, lookup: publicLookup})
     })
     beforeEach(async function () {
       customerId = (await services.customers.create({name: 'Delivery state test'})).id
     })
     after(async function () {
       await services.close()
+      await db.destroy()
     })
 
     const newWebhook = async (): Promise<Webhook> =>
@@ -55,8 +60,8 @@ describe('delivery state commands', function () {
       const event = {id: randomUUID(), customerId, type: 'lead.created', leadId: randomUUID(), payload: {contact_name: 'State'}, createdAt: now}
       const id = randomUUID()
       const attempts = setup.attempts ?? []
-      await services.db('events').insert(eventToRow(event))
-      await services.db('deliveries').insert({
+      await db('events').insert(eventToRow(event))
+      await db('deliveries').insert({
         id,
         customer_id: customerId,
         webhook_id: webhook.id,
@@ -70,7 +75,7 @@ describe('delivery state commands', function () {
         completed_at: setup.status === 'succeeded' || setup.status === 'failed' ? now : null,
       })
       if (attempts.length > 0) {
-        await services.db('delivery_attempts').insert(
+        await db('delivery_attempts').insert(
           attempts.map((attempt, index) => ({
             id: randomUUID(),
             delivery_id: id,
@@ -91,10 +96,7 @@ describe('delivery state commands', function () {
     }
 
     async function openBreaker(webhook: Webhook, until: number, openedAt: number): Promise<void> {
-      await services
-        .db('webhooks')
-        .where({customer_id: customerId, id: webhook.id})
-        .update({breaker_state: 'open', breaker_until: until, breaker_opened_at: openedAt})
+      await db('webhooks').where({customer_id: customerId, id: webhook.id}).update({breaker_state: 'open', breaker_until: until, breaker_opened_at: openedAt})
     }
 
     describe('deliveries show', function () {
@@ -212,7 +214,7 @@ describe('delivery state commands', function () {
         const webhook = await newWebhook()
         const set = await runCliJson(['webhooks', 'limit', webhook.id, '--max-in-flight', '3'], env)
         expect(set).to.include({id: webhook.id, max_in_flight: 3, max_in_flight_override: 3})
-        expect(await services.db('webhooks').where({customer_id: customerId, id: webhook.id}).first('max_in_flight')).to.deep.equal({max_in_flight: 3})
+        expect(await db('webhooks').where({customer_id: customerId, id: webhook.id}).first('max_in_flight')).to.deep.equal({max_in_flight: 3})
         expect((await runCliJson(['webhooks', 'inspect', webhook.id], env)).scheduling.max_in_flight).to.equal(3)
         const plain = await runCli(['webhooks', 'limit', webhook.id, '--max-in-flight', String(MAX_IN_FLIGHT_LIMIT)], env)
         expect(plain.stdout).to.equal(`Webhook ${webhook.id}: at most ${MAX_IN_FLIGHT_LIMIT} deliveries in flight at once (set by an operator).\n`)

@@ -2,22 +2,26 @@ import {expect} from 'chai'
 
 import {KeysStore} from '../../src/keys/keys-store.js'
 import {hashToken} from '../../src/keys/tokens.js'
+import type {Db} from '../../src/db/knex.js'
 import type {Services} from '../../src/services.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {runCli, runCliAtTerminal, runCliJson, runCliProcess} from '../helpers/cli.js'
 import {insertLeads, leadRecord, openServices} from '../helpers/fixtures.js'
+import {openTestDb} from '../helpers/test-db.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 describe('operator commands', function () {
   forEachBackend((backend) => {
     let env: Record<string, string>
+    let db: Db
     let services: Services
     let customerId: string
 
     before(async function () {
       env = {...backend.env, LEADS_MASTER_KEY: 'ab'.repeat(32)}
-      services = await openServices(backend)
+      db = openTestDb(backend)
+      services = await openServices(backend, {db})
     })
     // Each test gets a customer of its own, so none depends on another having run.
     beforeEach(async function () {
@@ -25,6 +29,7 @@ describe('operator commands', function () {
     })
     after(async function () {
       await services.close()
+      await db.destroy()
     })
 
     it('migrate --status --json lists every migration as applied', async function () {
@@ -37,17 +42,17 @@ describe('operator commands', function () {
     it('maintenance recount and reindex rebuild the kept counts and search words of one customer, and refuse an unknown one', async function () {
       const stages = await services.customers.listStages(customerId)
       await insertLeads(
-        services,
+        db,
         Array.from({length: 3}, () => leadRecord({customer: {id: customerId}, stages})),
       )
-      await services.db('lead_counts').where({customer_id: customerId}).delete()
+      await db('lead_counts').where({customer_id: customerId}).delete()
       const plain = await runCli(['maintenance', 'recount', '--customer', customerId], env)
       expect(plain.code, plain.stderr).to.equal(0)
       expect(plain.stdout).to.equal('Recounted the leads of 1 customer.\n')
       expect(await services.leadCounts.total(customerId, {})).to.equal(3)
-      await services.db('lead_search_words').where({customer_id: customerId}).delete()
+      await db('lead_search_words').where({customer_id: customerId}).delete()
       expect(await runCliJson(['maintenance', 'reindex', '--customer', customerId], env)).to.deep.equal({leads: 3})
-      expect(await services.db('lead_search_words').where({customer_id: customerId, word: 'test'}).count({n: '*'})).to.deep.equal([{n: 3}])
+      expect(await db('lead_search_words').where({customer_id: customerId, word: 'test'}).count({n: '*'})).to.deep.equal([{n: 3}])
       const unknown = await runCli(['maintenance', 'recount', '--customer', '00000000-0000-4000-8000-000000000000'], env)
       expect(unknown.code).to.equal(1)
       expect(unknown.stderr).to.match(/customer 00000000-0000-4000-8000-000000000000 does not exist.*leads customers list/)
@@ -86,7 +91,7 @@ describe('operator commands', function () {
       expect(issued.token).to.match(/^svc_[0-9a-f]{64}$/)
       expect(issued.scopes).to.deep.equal(['public_api:leads:read', 'public_api:leads:write'])
       expect(Date.parse(issued.expires_at) - Date.parse(issued.created_at)).to.equal(90 * 86_400_000)
-      const grant = await new KeysStore(services.db).findByTokenHash(hashToken(issued.token))
+      const grant = await new KeysStore(db).findByTokenHash(hashToken(issued.token))
       expect(grant?.key.id).to.equal(issued.id)
 
       const plain = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)

@@ -45,7 +45,7 @@ describe('leads pull', function () {
       const leads = Array.from({length: LEADS}, (_, i) =>
         leadRecord(tenant, {contactName: `Pulled ${i}`, contactEmail: `pulled${i}@example.org`, createdAt: base + i * 1000, updatedAt: base + i * 1000}),
       )
-      await insertLeads(daemon.services, leads)
+      await insertLeads(daemon.db, leads)
       allIds = leads.map((lead) => lead.id)
       lastTenSince = new Date(base + (LEADS - 10) * 1000).toISOString()
       stateFile = path.join(dir, `${tenant.customer.id}.json`)

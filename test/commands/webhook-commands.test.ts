@@ -34,7 +34,7 @@ describe('webhook and delivery commands', function () {
     receiver.reply({status: 500, body: 'boom'})
     const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Cli'})
     await receiver.waitFor(1)
-    const [row] = await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId})
+    const [row] = await daemon.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId})
     deliveryId = row.id
     for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
     expect(created.status).to.equal(201)
@@ -73,26 +73,23 @@ describe('webhook and delivery commands', function () {
     expect(text.stdout).to.match(/payload \(lead\):\n\{\n {2}"id": /)
     // The same delivery, as if its failed attempt were being retried.
     const due = Date.now() + 60_000
-    await daemon.services
-      .db('deliveries')
-      .where({customer_id: tenant.customer.id, id: deliveryId})
-      .update({status: 'pending', next_attempt_at: due, completed_at: null})
+    await daemon.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({status: 'pending', next_attempt_at: due, completed_at: null})
     try {
       const inspected = await runCliJson(['webhooks', 'inspect', webhookId, '--limit', '1'], env())
       expect(inspected.health).to.include({window: 100, delivered: 0, failed: 0, failing: 1, success_rate: 0})
       expect(inspected.recent[0].next_attempt_at).to.equal(new Date(due).toISOString())
     } finally {
-      await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({status: 'failed', completed_at: Date.now()})
+      await daemon.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({status: 'failed', completed_at: Date.now()})
     }
   })
 
   it("prints a customer's description and a receiver's answer inert: no escape sequence reaches the terminal", async function () {
     const osc = 'x\u001b]0;owned\u0007\u001b]52;c;cm0gLXJmIH4=\u0007\u009b2J\u001b[31m'
-    await daemon.services
+    await daemon
       .db('webhooks')
       .where({customer_id: tenant.customer.id, id: webhookId})
       .update({description: `desc ${osc}`})
-    await daemon.services
+    await daemon
       .db('delivery_attempts')
       .where({delivery_id: deliveryId})
       .update({response_snippet: `body ${osc}`})
@@ -110,8 +107,8 @@ describe('webhook and delivery commands', function () {
       expect(json.stdout).to.not.match(/[\u001b\u0007\u009b]/)
       expect(JSON.parse(json.stdout).webhook.description).to.equal(`desc ${osc}`)
     } finally {
-      await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({description: 'cli test'})
-      await daemon.services.db('delivery_attempts').where({delivery_id: deliveryId}).update({response_snippet: 'boom'})
+      await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({description: 'cli test'})
+      await daemon.db('delivery_attempts').where({delivery_id: deliveryId}).update({response_snippet: 'boom'})
     }
   })
 
@@ -159,7 +156,7 @@ describe('webhook and delivery commands', function () {
     expect(body.event).to.equal('lead.created')
     expect(body.lead.contact_name).to.equal('Test Lead (sent by leads webhooks test)')
     // Nothing is recorded for a test.
-    expect(await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: id})).to.deep.equal([])
+    expect(await daemon.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: id})).to.deep.equal([])
 
     const rotated = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], cliEnv)
     expect(rotated.secret)
@@ -242,7 +239,7 @@ describe('webhook and delivery commands', function () {
     const seen = receiver.requests.length
     await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Recovered'})
     await receiver.waitFor(seen + 1)
-    const [row] = await daemon.services.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
+    const [row] = await daemon.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
     for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
     expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
 

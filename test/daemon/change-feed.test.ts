@@ -47,7 +47,7 @@ describe('the change feed', function () {
     }
     const tableVersions = async () =>
       (
-        (await daemon.services.db('leads').where({customer_id: tenant.customer.id}).select('id', 'updated_at')) as Array<{
+        (await daemon.db('leads').where({customer_id: tenant.customer.id}).select('id', 'updated_at')) as Array<{
           id: string
           updated_at: number | string
         }>

@@ -27,7 +27,7 @@ describe('single creates guessed to be new people', function () {
           return {asNew: now.asNew - before.asNew, checked: now.checked - before.checked, guessRefused: now.guessRefused - before.guessRefused}
         }
         const deliveriesOf = async (leadId: string) => {
-          const rows = (await daemon.services
+          const rows = (await daemon
             .db('deliveries')
             .join('events', 'events.id', 'deliveries.event_id')
             .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': leadId})

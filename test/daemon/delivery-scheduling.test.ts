@@ -99,7 +99,7 @@ describe('delivery scheduling across webhooks', function () {
         expect(Math.max(...delays), `201 -> first attempt, ms: ${delays.join(', ')}`).to.be.below(1000)
         // The neighbour never had more than its cap on the wire, and its backlog waits its turn, leased.
         expect(neighbour.mostOpen).to.equal(8)
-        const unfinished = (await daemon.services
+        const unfinished = (await daemon
           .db('deliveries')
           .where({customer_id: noisy.customer.id})
           .whereIn('status', ['pending', 'delivering'])
@@ -118,7 +118,7 @@ describe('delivery scheduling across webhooks', function () {
         await createLeads(daemon, tenant, 40)
         await waitUntil(
           async () => {
-            const statuses = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
+            const statuses = (await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
             return statuses.every((row) => row.status === 'succeeded')
           },
           'every delivery to succeed',
@@ -135,7 +135,7 @@ describe('delivery scheduling across webhooks', function () {
         expect(neighbour.mostOpen).to.equal(3)
         // Each sent once: the cap never cost a delivery an attempt, and no two workers sent the same one.
         expect(neighbour.requests).to.have.length(40)
-        const deliveries = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('id')) as Array<{id: string}>
+        const deliveries = (await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('id')) as Array<{id: string}>
         expect((await daemon.services.deliveries.list({webhookId: webhook.id, limit: 100})).flatMap((delivery) => delivery.attempts)).to.have.length(40)
         expect(deliveries).to.have.length(40)
       } finally {
@@ -149,7 +149,7 @@ describe('delivery scheduling across webhooks', function () {
       await createLeads(daemon, tenant, 50)
       await neighbour.waitFor(8)
       const holders = async () =>
-        (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('claimed_by', 'status')) as Array<{
+        (await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('claimed_by', 'status')) as Array<{
           claimed_by: string | null
           status: string
         }>
@@ -178,10 +178,10 @@ describe('the per-webhook circuit breaker', function () {
         const tenant = await newTenant(daemon.services, undefined, {roomy: true})
         const {webhook} = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 5})
         // One at a time, so the order of attempts is the test's to know.
-        await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).update({max_in_flight: 1})
+        await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).update({max_in_flight: 1})
         const breaker = async () => (await daemon.services.webhooks.getById(webhook.id)).breaker
         const attemptsMade = async () =>
-          ((await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('attempts_made')) as Array<{attempts_made: number}>)
+          ((await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('attempts_made')) as Array<{attempts_made: number}>)
             .map((row) => Number(row.attempts_made))
             .sort()
 
@@ -203,7 +203,7 @@ describe('the per-webhook circuit breaker', function () {
         await waitUntil(async () => (await attemptsMade()).every((made) => made > 0), 'every delivery to be attempted')
         expect((await breaker()).state).to.equal('closed')
         await waitUntil(async () => {
-          const statuses = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
+          const statuses = (await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
           return statuses.every((row) => row.status === 'succeeded')
         }, 'every delivery to succeed')
         // Held deliveries spent no attempt: three failed in the run, one probe failed, then one each.

@@ -97,7 +97,7 @@ describe('error envelope for unexpected failures', function () {
         const tenant = await newTenant(daemon.services)
         // Warm the key cache, then take the database away underneath the running daemon.
         expect((await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(200)
-        await daemon.services.db.destroy()
+        await daemon.db.destroy()
         const response = await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
         expectEnvelope(response, 500, 'api_error')
         expect(response.text).not.to.match(/select|from|leads`|at .*\.js/i)

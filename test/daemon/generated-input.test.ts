@@ -153,7 +153,7 @@ describe('generated input (fast-check)', function () {
 
     /** What a 4xx must leave as it was: every row of the customer's data, by id and update time. */
     async function snapshot(): Promise<string> {
-      const db = daemon.services.db
+      const db = daemon.db
       const customerId = tenant.customer.id
       const tables = await Promise.all([
         db('leads').where({customer_id: customerId}).orderBy('id').select('id', 'updated_at', 'change_seq'),

@@ -120,7 +120,7 @@ describe('Idempotency-Key', function () {
       const first = await postJson(daemon, tenant, BULK, {leads}, 'gzip-key')
       expect(first.status).to.equal(200)
       expect(first.text.length).to.be.above(GZIP_FROM_LENGTH)
-      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'gzip-key'})) as Array<{
+      const [row] = (await daemon.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'gzip-key'})) as Array<{
         response_body: string | null
         response_gzip: Buffer | null
       }>
@@ -134,7 +134,7 @@ describe('Idempotency-Key', function () {
 
     it('keeps a small response as text', async function () {
       const first = await postJson(daemon, tenant, CREATE, {contact_name: 'Small'}, 'text-key')
-      const [row] = (await daemon.services.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'text-key'})) as Array<{
+      const [row] = (await daemon.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'text-key'})) as Array<{
         response_body: string | null
         response_gzip: Buffer | null
       }>
@@ -176,11 +176,11 @@ describe('Idempotency-Key', function () {
       expect((await daemon.request('/api/agents/crm/leads?limit=1', {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(200)
       const {first, release} = await holdingItsKey(body, 'slow-retry')
       // Every other pooled connection taken for 1.5 s: the retry waits for one before it claims the key.
-      const pool = (daemon.services.db.client as unknown as {pool: {max: number; numUsed(): number}}).pool
-      const taken = await Promise.all(Array.from({length: pool.max - pool.numUsed()}, () => daemon.services.db.client.acquireConnection() as Promise<unknown>))
+      const pool = (daemon.db.client as unknown as {pool: {max: number; numUsed(): number}}).pool
+      const taken = await Promise.all(Array.from({length: pool.max - pool.numUsed()}, () => daemon.db.client.acquireConnection() as Promise<unknown>))
       const freed = new Promise<void>((resolve) =>
         setTimeout(() => {
-          for (const connection of taken) daemon.services.db.client.releaseConnection(connection)
+          for (const connection of taken) daemon.db.client.releaseConnection(connection)
           resolve()
         }, 1500),
       )
@@ -225,7 +225,7 @@ describe('Idempotency-Key', function () {
       let service: IdempotencyService
 
       beforeEach(function () {
-        store = new IdempotencyStore(daemon.services.db)
+        store = new IdempotencyStore(daemon.db)
         service = new IdempotencyService(store, clock)
       })
 

@@ -56,7 +56,7 @@ describe('kept lead counts', function () {
       for (const {query, where} of combinations()) {
         const response = await daemon.request(`${CREATE}?limit=1&${query}`, {token: tenant.token, customerId: tenant.customer.id})
         expect(response.status, query).to.equal(200)
-        const [row] = (await daemon.services.db('leads').where(where).count({n: '*'})) as Array<{n: number | string}>
+        const [row] = (await daemon.db('leads').where(where).count({n: '*'})) as Array<{n: number | string}>
         expect(response.body.total, query || 'no filter').to.equal(Number(row!.n))
       }
     }
@@ -86,7 +86,7 @@ describe('kept lead counts', function () {
       }
       // Seeded leads (straight into the store) with other statuses count too.
       await insertLeads(
-        daemon.services,
+        daemon.db,
         Array.from({length: 20}, (_, i) => leadRecord(tenant, {status: i % 2 ? 'won' : 'lost', stageId: tenant.stages[i % 3]!.id, leadLine: pick(LEAD_LINES)})),
       )
       await expectTotalsMatchRows()
@@ -94,14 +94,14 @@ describe('kept lead counts', function () {
 
     it('are rebuilt from the leads by recount, for one customer or all', async function () {
       await insertLeads(
-        daemon.services,
+        daemon.db,
         Array.from({length: 15}, (_, i) => leadRecord(tenant, {stageId: tenant.stages[i % 2]!.id, leadLine: i % 3 ? 'buyer' : null})),
       )
       const other = await newTenant(daemon.services)
-      await insertLeads(daemon.services, [leadRecord(other)])
+      await insertLeads(daemon.db, [leadRecord(other)])
       // Drift, as a restore or a write around the service would leave it.
-      await daemon.services.db('lead_counts').where({customer_id: tenant.customer.id}).update({n: 99})
-      await daemon.services.db('lead_counts').where({customer_id: other.customer.id}).delete()
+      await daemon.db('lead_counts').where({customer_id: tenant.customer.id}).update({n: 99})
+      await daemon.db('lead_counts').where({customer_id: other.customer.id}).delete()
       expect(await daemon.services.leadCounts.recount(tenant.customer.id)).to.equal(1)
       await expectTotalsMatchRows()
       expect(await daemon.services.leadCounts.total(other.customer.id, {})).to.equal(0)

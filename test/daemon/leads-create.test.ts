@@ -78,7 +78,7 @@ describe('POST /api/agents/crm/leads', function () {
             expect(lead.current_stage).to.deep.equal({id: tenant.stages[0]!.id, slug: 'new', name: 'New', color: tenant.stages[0]!.color})
             expect(lead.custom_fields).to.deep.equal({budget: 500000, lead_line: 'buyer'})
 
-            const events = await new EventsStore(daemon.services.db).listForLead(tenant.customer.id, lead.id)
+            const events = await new EventsStore(daemon.db).listForLead(tenant.customer.id, lead.id)
             expect(events).to.have.length(1)
             expect(events[0]!.type).to.equal('lead.created')
             expect(events[0]!.payload).to.deep.equal({
@@ -195,11 +195,9 @@ describe('POST /api/agents/crm/leads', function () {
             // SQLite has one connection, held by the write's transaction: a read from the pool would wait for it.
             this.timeout(5000)
             const ownerId = randomUUID()
-            await daemon.services
-              .db('owners')
-              .insert({id: ownerId, customer_id: tenant.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: Date.now()})
+            await daemon.db('owners').insert({id: ownerId, customer_id: tenant.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: Date.now()})
             const owned = leadRecord(tenant, {contactName: 'Owned', contactEmail: 'owned@example.org', ownerId})
-            await insertLeads(daemon.services, [owned])
+            await insertLeads(daemon.db, [owned])
             const response = await create({contact_email: 'OWNED@example.org', contact_phone: '555 010 4100'})
             expect(response.status).to.equal(201)
             expect(response.body.merged).to.equal(true)
@@ -275,7 +273,7 @@ describe('POST /api/agents/crm/leads', function () {
             expect(second.value.lead).to.include({contactName: 'Second'})
             expect(second.value.lead.customFields).to.deep.equal({budget: 1, notes: 'later'})
             expect(await counts(daemon, tenant)).to.deep.equal({leads: 4, events: 4})
-            const events = await new EventsStore(daemon.services.db).listForLead(tenant.customer.id, first.value.lead.id)
+            const events = await new EventsStore(daemon.db).listForLead(tenant.customer.id, first.value.lead.id)
             expect(events.map((event) => (event.payload as {contact_name: string}).contact_name)).to.deep.equal(['First'])
           })
 

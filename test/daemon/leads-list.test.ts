@@ -61,7 +61,7 @@ describe('GET /api/agents/crm/leads', function () {
       a = await newTenant(daemon.services, undefined, {roomy: true})
       b = await newTenant(daemon.services, undefined, {roomy: true})
       const ownerId = randomUUID()
-      await daemon.services.db('owners').insert({id: ownerId, customer_id: a.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: BASE})
+      await daemon.db('owners').insert({id: ownerId, customer_id: a.customer.id, name: 'Olive Owner', role_name: 'Agent', created_at: BASE})
       // 25 leads; updated_at repeats in groups of three so ties must be broken by id.
       leadsA = Array.from({length: 25}, (_, i) =>
         leadRecord(a, {
@@ -79,8 +79,8 @@ describe('GET /api/agents/crm/leads', function () {
       )
       leadsA[3] = {...leadsA[3]!, contactName: 'Ada Lovelace', contactPhone: '+1 (555) 010-2000', contactEmail: 'Ada@Example.org'}
       leadsA[4] = {...leadsA[4]!, contactName: '100% Real', contactPhone: '555.777.1234'}
-      await insertLeads(daemon.services, leadsA)
-      await insertLeads(daemon.services, [
+      await insertLeads(daemon.db, leadsA)
+      await insertLeads(daemon.db, [
         leadRecord(b, {contactName: 'Ada Lovelace', contactEmail: 'ada@example.org', contactPhone: '5550102000', createdAt: BASE, updatedAt: BASE}),
       ])
     })

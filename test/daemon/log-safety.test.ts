@@ -49,7 +49,7 @@ describe('errors in logs and messages hold no statement values', function () {
     it('on the HTTP path', async function () {
       const daemon = await startTestDaemon(backend)
       try {
-        await refuse(daemon.services.db, 'probe_leads', 'leads', 'INSERT', `NEW.contact_email LIKE 'leak.probe%'`)
+        await refuse(daemon.db, 'probe_leads', 'leads', 'INSERT', `NEW.contact_email LIKE 'leak.probe%'`)
         const tenant = await newTenant(daemon.services)
         const response = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_email: EMAIL, contact_phone: PHONE})
         expect(response.status).to.equal(500)
@@ -58,7 +58,7 @@ describe('errors in logs and messages hold no statement values', function () {
         expect(logs).to.include('unhandled error').and.to.include('refused by the probe')
         expectClean(logs)
       } finally {
-        await daemon.services.db.raw('DROP TRIGGER IF EXISTS probe_leads')
+        await daemon.db.raw('DROP TRIGGER IF EXISTS probe_leads')
         await daemon.stop()
       }
     })
@@ -68,7 +68,7 @@ describe('errors in logs and messages hold no statement values', function () {
       receiver.fallback = {status: 500, body: `${EMAIL} ${PHONE}`}
       const daemon = await startTestDaemon(backend, {worker: {baseDelayMs: 5, maxDelayMs: 20}}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
       try {
-        await refuse(daemon.services.db, 'probe_attempts', 'delivery_attempts', 'INSERT', `NEW.response_snippet LIKE '%leak.probe%'`)
+        await refuse(daemon.db, 'probe_attempts', 'delivery_attempts', 'INSERT', `NEW.response_snippet LIKE '%leak.probe%'`)
         const tenant = await newTenant(daemon.services)
         await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
         expect((await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Worker path'})).status).to.equal(201)
@@ -77,7 +77,7 @@ describe('errors in logs and messages hold no statement values', function () {
         expect(logs).to.include('refused by the probe')
         expectClean(logs)
       } finally {
-        await daemon.services.db.raw('DROP TRIGGER IF EXISTS probe_attempts')
+        await daemon.db.raw('DROP TRIGGER IF EXISTS probe_attempts')
         await daemon.stop()
         await receiver.stop()
       }
@@ -86,7 +86,7 @@ describe('errors in logs and messages hold no statement values', function () {
     it('in the sweeper', async function () {
       const daemon = await startTestDaemon(backend, {role: 'api'})
       const {logs, sink} = capture()
-      const db = daemon.services.db
+      const db = daemon.db
       const tenant = await newTenant(daemon.services)
       const deliveryId = '0badc0de-0000-4000-8000-000000000001'
       const sweeper = new DeliverySweeper(new DeliveriesStore(db), {roomFor: () => 10, take: async () => undefined}, systemClock, createLogger('info', sink), 0)
@@ -122,7 +122,7 @@ describe('errors in logs and messages hold no statement values', function () {
     it('in a CLI command', async function () {
       const daemon = await startTestDaemon(backend, {role: 'api'})
       try {
-        await refuse(daemon.services.db, 'probe_stages', 'stages', 'INSERT', `NEW.name LIKE 'leak.probe%'`)
+        await refuse(daemon.db, 'probe_stages', 'stages', 'INSERT', `NEW.name LIKE 'leak.probe%'`)
         const tenant = await newTenant(daemon.services)
         const result = await runCli(['stages', 'add', '--customer', tenant.customer.id, '--slug', 'probe', '--name', `${EMAIL} ${PHONE}`], {
           ...backend.env,
@@ -132,7 +132,7 @@ describe('errors in logs and messages hold no statement values', function () {
         expect(result.stderr).to.include('unexpected failure: refused by the probe')
         expectClean(result.stdout + result.stderr)
       } finally {
-        await daemon.services.db.raw('DROP TRIGGER IF EXISTS probe_stages')
+        await daemon.db.raw('DROP TRIGGER IF EXISTS probe_stages')
         await daemon.stop()
       }
     })

@@ -98,7 +98,7 @@ describeInMysqlRun('MariaDB restarted during a stream of creates', function () {
     expect(after.status, JSON.stringify(after.body)).to.equal(201)
     created.push(after)
 
-    const db = daemon.services.db
+    const db = daemon.db
     const stored = (await db('leads').where({customer_id: tenant.customer.id}).pluck('id')) as string[]
     for (const outcome of created) expect(stored, `the 201 for create ${outcome.i}`).to.include(outcome.leadId)
     const count = async (table: string) =>

@@ -36,7 +36,7 @@ describe('GET /metrics', function () {
       await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 2})
       await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
       expect((await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})).status).to.equal(429)
-      for (let i = 0; i < 100 && (await daemon.services.db('deliveries').where({status: 'succeeded', customer_id: tenant.customer.id})).length === 0; i++) {
+      for (let i = 0; i < 100 && (await daemon.db('deliveries').where({status: 'succeeded', customer_id: tenant.customer.id})).length === 0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
 

@@ -44,7 +44,7 @@ describe('OpenAPI document', function () {
     const lookup = async () => [{address: '93.184.216.34', family: 4 as const}]
     daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0, lookup})
     broken = await startTestDaemon(backend)
-    await broken.services.db.destroy()
+    await broken.db.destroy()
     document = (await daemon.request('/openapi.json')).body
     tenant = await newTenant(daemon.services, undefined, {roomy: true})
     webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/doc', event_types: ['lead.created']})).webhook.id

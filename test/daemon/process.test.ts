@@ -6,6 +6,7 @@ import path from 'node:path'
 import {expect} from 'chai'
 
 import {loadConfig} from '../../src/config/config.js'
+import {createDb} from '../../src/db/knex.js'
 import {createServices} from '../../src/services.js'
 import {CLI} from '../helpers/cli.js'
 
@@ -106,14 +107,14 @@ describe('leads daemon process', function () {
     expect(answered.length).to.be.at.least(TOTAL / 3)
 
     // Nothing half-written: every lead stored has its event and its delivery, and every 201 is stored.
-    const check = await createServices(loadConfig(env, dir))
+    const check = createDb(loadConfig(env, dir).database)
     try {
-      const leads = (await check.db('leads').where({customer_id: customer.id}).pluck('id')) as string[]
+      const leads = (await check('leads').where({customer_id: customer.id}).pluck('id')) as string[]
       for (const outcome of answered) expect(leads).to.include(outcome.body.lead!.id)
-      expect(await check.db('events').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: leads.length}])
-      expect(await check.db('deliveries').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: leads.length}])
+      expect(await check('events').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: leads.length}])
+      expect(await check('deliveries').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: leads.length}])
     } finally {
-      await check.close()
+      await check.destroy()
     }
 
     // The clients retry what got no answer, with the same keys, against the daemon started again.
@@ -122,12 +123,12 @@ describe('leads daemon process', function () {
     expect(retried.every((outcome) => outcome.status === 201)).to.equal(true)
     daemon.child.kill('SIGTERM')
     expect(await daemon.exited).to.equal(0)
-    const after = await createServices(loadConfig(env, dir))
+    const after = createDb(loadConfig(env, dir).database)
     try {
-      expect(await after.db('leads').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: TOTAL}])
-      expect(await after.db('events').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: TOTAL}])
+      expect(await after('leads').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: TOTAL}])
+      expect(await after('events').where({customer_id: customer.id}).count({n: '*'})).to.deep.equal([{n: TOTAL}])
     } finally {
-      await after.close()
+      await after.destroy()
     }
   })
 })

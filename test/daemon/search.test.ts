@@ -3,7 +3,7 @@ import {expect} from 'chai'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
-import {LeadSearchIndex} from '../../src/leads/lead-search.js'
+import {LeadSearchIndex} from '../../src/leads/lead-search-store.js'
 import {SEARCHES_AT_ONCE} from '../../src/leads/leads-service.js'
 import {LeadQueryStore} from '../../src/leads/lead-query-store.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -55,7 +55,7 @@ describe('search', function () {
       }
       // Another customer's Grace is never found.
       const other = await newTenant(daemon.services)
-      await insertLeads(daemon.services, [leadRecord(other, {contactName: 'Grace Hopper', contactEmail: 'grace.hopper@navy.example'})])
+      await insertLeads(daemon.db, [leadRecord(other, {contactName: 'Grace Hopper', contactEmail: 'grace.hopper@navy.example'})])
     })
     after(async function () {
       await daemon.stop()
@@ -128,7 +128,7 @@ describe('search', function () {
           contactEmail: i === 7 ? 'zed7@example.org' : null,
         }),
       )
-      await insertLeads(daemon.services, [...zeds, ...Array.from({length: 10}, () => leadRecord(other, {contactName: 'Someone Else'}))])
+      await insertLeads(daemon.db, [...zeds, ...Array.from({length: 10}, () => leadRecord(other, {contactName: 'Someone Else'}))])
       const walk = async (query: string) => {
         const seen: string[] = []
         let cursor: string | null = null
@@ -157,7 +157,7 @@ describe('search', function () {
     it(`runs at most ${SEARCHES_AT_ONCE} searches at once, and answers the same search asked meanwhile once`, async function () {
       const other = await newTenant(daemon.services, undefined, {roomy: true})
       await insertLeads(
-        daemon.services,
+        daemon.db,
         Array.from({length: 200}, (_, i) => leadRecord(other, {contactName: `Common ${i}`})),
       )
       // Counts how many searches of this customer read at once, and in all (a search counts its matches first).
@@ -214,16 +214,16 @@ describe('search', function () {
 
     it('removes the old words of a renamed lead by their keys, never by reading the whole table', async function () {
       const lead = leadRecord(tenant, {contactName: 'Ann', contactEmail: null})
-      const statements = new LeadSearchIndex(daemon.services.db).apply([{before: lead, after: {...lead, contactName: 'Bob'}}])
+      const statements = new LeadSearchIndex(daemon.db).apply([{before: lead, after: {...lead, contactName: 'Bob'}}])
       const deletes = statements.filter((statement) => /^delete/i.test(statement.sql))
       expect(deletes).to.have.length(1)
       for (const {sql, bindings} of deletes) {
         if (backend.name === 'mysql') {
           // A row constructor IN (…) of one key was planned as a scan of every word (type ALL).
-          const [plan] = (await daemon.services.db.raw(`EXPLAIN ${sql}`, [...bindings])) as [Array<{type: string; key: string | null}>]
+          const [plan] = (await daemon.db.raw(`EXPLAIN ${sql}`, [...bindings])) as [Array<{type: string; key: string | null}>]
           expect(plan.map((row) => [row.type, row.key])).to.deep.equal([['range', 'PRIMARY']])
         } else {
-          const plan = (await daemon.services.db.raw(`EXPLAIN QUERY PLAN ${sql}`, [...bindings])) as Array<{detail: string}>
+          const plan = (await daemon.db.raw(`EXPLAIN QUERY PLAN ${sql}`, [...bindings])) as Array<{detail: string}>
           expect(plan.map((row) => row.detail).join('; ')).to.match(/^(MULTI-INDEX OR; )?(INDEX \d+; )?SEARCH lead_search_words USING/)
         }
       }
@@ -235,7 +235,7 @@ describe('search', function () {
       // Written around the service: the API accepts only ASCII addresses, the range must still be right.
       const emails = {top: `a@${top}`, topMore: `a@${top}${top}x`, plain: 'a@example.org', next: 'aa@example.org', below: `a@${String.fromCodePoint(0x10fffe)}`}
       await insertLeads(
-        daemon.services,
+        daemon.db,
         Object.values(emails).map((email) => leadRecord(other, {contactName: null, contactEmail: email})),
       )
       const find = async (term: string) => {
@@ -252,8 +252,8 @@ describe('search', function () {
 
     it('rebuilds the words of leads written around the service with reindex', async function () {
       const other = await newTenant(daemon.services)
-      await insertLeads(daemon.services, [leadRecord(other, {contactName: 'Katherine Johnson'})])
-      await daemon.services.db('lead_search_words').where({customer_id: other.customer.id}).delete()
+      await insertLeads(daemon.db, [leadRecord(other, {contactName: 'Katherine Johnson'})])
+      await daemon.db('lead_search_words').where({customer_id: other.customer.id}).delete()
       const find = async () => (await daemon.request(`${LEADS}?search=kath`, {token: other.token, customerId: other.customer.id})).body.total
       expect(await find()).to.equal(0)
       expect(await daemon.services.searchIndex.rebuild(other.customer.id)).to.equal(1)

@@ -40,7 +40,7 @@ describe('webhook delivery', function () {
       }, `delivery ${id} to finish`)
     const deliveryIdsOf = async (leadId: string) =>
       (
-        (await daemon.services
+        (await daemon
           .db('deliveries')
           .join('events', 'events.id', 'deliveries.event_id')
           .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': leadId})
@@ -106,7 +106,7 @@ describe('webhook delivery', function () {
       const first = await postJson(daemon, tenant, CREATE, {contact_email: 'once@example.org'})
       await postJson(daemon, tenant, CREATE, {contact_email: 'ONCE@example.org', contact_name: 'merged'})
       await postJson(daemon, tenant, '/api/agents/crm/leads/bulk', {leads: [{contact_name: 'bulk one'}, {contact_name: 'bulk two'}]})
-      const rows = await daemon.services.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId})
+      const rows = await daemon.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId})
       expect(rows).to.have.length(1)
       expect(await deliveryIdsOf(first.body.lead.id)).to.deep.equal([rows[0].id])
     })
@@ -252,7 +252,7 @@ describe('webhook delivery', function () {
     it('disables a webhook whose deliveries have all failed for 5 days', async function () {
       receiver.fallback = {status: 500}
       await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 0})
-      await daemon.services
+      await daemon
         .db('webhooks')
         .where({customer_id: tenant.customer.id, id: webhookId})
         .update({failing_since: Date.now() - 5 * 86_400_000 - 1000, consecutive_failures: 40})
@@ -309,7 +309,7 @@ describe('webhook delivery to a host whose DNS answer changes after registration
       await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://rebind.example.com/hook', event_types: ['lead.created'], retry_attempts: 3})
       answer = '127.0.0.1'
       const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Rebound'})
-      const [row] = await daemon.services
+      const [row] = await daemon
         .db('deliveries')
         .join('events', 'events.id', 'deliveries.event_id')
         .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id})
@@ -340,7 +340,7 @@ describe('stopping a delivery worker', function () {
       const tenant = await newTenant(api.services)
       await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})
       const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'Interrupted'})
-      const [row] = await api.services
+      const [row] = await api
         .db('deliveries')
         .join('events', 'events.id', 'deliveries.event_id')
         .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id})
@@ -374,13 +374,12 @@ describe('delivery leases', function () {
         await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 10})
         const created = await postJson(api, tenant, CREATE, {contact_name: 'Slow receiver'})
         const customerId = tenant.customer.id
-        const [row] = await api.services
+        const [row] = await api
           .db('deliveries')
           .join('events', 'events.id', 'deliveries.event_id')
           .where({'deliveries.customer_id': customerId, 'events.customer_id': customerId, 'events.lead_id': created.body.lead.id})
           .select('deliveries.id')
-        const leaseOf = async () =>
-          Number((await api.services.db('deliveries').where({customer_id: customerId, id: row.id}).first('claimed_until')).claimed_until)
+        const leaseOf = async () => Number((await api.db('deliveries').where({customer_id: customerId, id: row.id}).first('claimed_until')).claimed_until)
 
         // The worker's clock starts after the delivery was written, so the delivery is due on it.
         const clock = new ManualClock(Date.now())

@@ -44,7 +44,7 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
       let receiver: Receiver
 
       const rowsOf = async (tenant: TestTenant, webhookId: string): Promise<DeliveryRow[]> =>
-        daemon.services
+        daemon
           .db('deliveries')
           .where({customer_id: tenant.customer.id, webhook_id: webhookId})
           .orderBy('id')
@@ -57,14 +57,14 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         for (let i = 0; i < count; i++) expect((await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: `Lost ${i}`})).status).to.equal(201)
         await waitUntil(
           async () => {
-            const rows = (await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
+            const rows = (await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
             return rows.length === count * webhooks && rows.every((row) => row.status === 'failed')
           },
           `${count * webhooks} failed deliveries`,
         )
       }
       const moveCreatedAt = (tenant: TestTenant, id: string, createdAt: number) =>
-        daemon.services.db('deliveries').where({customer_id: tenant.customer.id, id}).update({created_at: createdAt})
+        daemon.db('deliveries').where({customer_id: tenant.customer.id, id}).update({created_at: createdAt})
 
       before(async function () {
         receiver = await new Receiver().start()
@@ -94,7 +94,7 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         await moveCreatedAt(alice, before!.id, since - 1)
         await moveCreatedAt(alice, atSince!.id, since)
         await moveCreatedAt(alice, after!.id, now - HOUR / 2)
-        await daemon.services.db('deliveries').where({customer_id: alice.customer.id, id: succeeded!.id}).update({status: 'succeeded'})
+        await daemon.db('deliveries').where({customer_id: alice.customer.id, id: succeeded!.id}).update({status: 'succeeded'})
         const untouched = {
           target: (await rowsOf(alice, target.webhook.id)).filter((row) => row.id !== atSince!.id && row.id !== after!.id),
           sibling: await rowsOf(alice, sibling.webhook.id),
@@ -233,7 +233,7 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         bob = await newTenant(daemon.services)
       })
       after(async function () {
-        for (const tenant of [alice, bob]) await daemon.services.db('deliveries').where({customer_id: tenant.customer.id}).delete()
+        for (const tenant of [alice, bob]) await daemon.db('deliveries').where({customer_id: tenant.customer.id}).delete()
         await daemon.stop()
         // With Redis the queued ids sit in the stream: no later suite's worker should have to take them.
         await flushRedisOf(backend)
@@ -266,15 +266,15 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         const statuses = async (customerId: string, webhookId: string) =>
           Object.fromEntries(
             (
-              (await daemon.services
+              (await daemon
                 .db('deliveries')
                 .where({customer_id: customerId, webhook_id: webhookId})
                 .groupBy('status')
-                .select('status', daemon.services.db.raw('count(*) as n'))) as Array<{status: string; n: number | string}>
+                .select('status', daemon.db.raw('count(*) as n'))) as Array<{status: string; n: number | string}>
             ).map((row) => [row.status, Number(row.n)]),
           )
         expect(await statuses(alice.customer.id, webhook.id)).to.deep.equal({pending: 10_050, failed: 30, succeeded: 20})
-        const [stillFailed] = (await daemon.services
+        const [stillFailed] = (await daemon
           .db('deliveries')
           .where({customer_id: alice.customer.id, webhook_id: webhook.id, status: 'failed'})
           .andWhere('created_at', '>=', since)
@@ -304,5 +304,5 @@ async function insertDeliveries(
     updated_at: now,
     completed_at: row.status === 'pending' ? null : now,
   }))
-  for (let start = 0; start < records.length; start += 250) await daemon.services.db('deliveries').insert(records.slice(start, start + 250))
+  for (let start = 0; start < records.length; start += 250) await daemon.db('deliveries').insert(records.slice(start, start + 250))
 }

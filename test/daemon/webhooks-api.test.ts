@@ -51,7 +51,7 @@ describe('webhook management API', function () {
         description: null,
       })
 
-      const row = await daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).first()
+      const row = await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhook.id}).first()
       expect(JSON.stringify(row)).not.to.include(response.body.secret)
       const listed = await call('GET', BASE)
       expect(listed.status).to.equal(200)
@@ -120,7 +120,7 @@ describe('webhook management API', function () {
       const box = new SecretBox(resolveMasterKey(daemon.services.config))
       const created = await call('POST', BASE, {url: 'https://hooks.example.com/a', event_types: ['lead.created']})
       const id = created.body.webhook.id as string
-      const stored = () => daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id}).first()
+      const stored = () => daemon.db('webhooks').where({customer_id: tenant.customer.id, id}).first()
       expect(await stored()).to.include({previous_secret_ciphertext: null, secret_rotated_at: null})
 
       const first = await call('PATCH', `${BASE}/${id}`, {rotate_secret: true})

@@ -24,14 +24,14 @@ describe('at-least-once delivery when a worker dies', function () {
         const tenant = await newTenant(api.services)
         await api.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], timeout_seconds: 30})
         const created = await postJson(api, tenant, '/api/agents/crm/leads', {contact_name: 'Survivor'})
-        const [row] = await api.services
+        const [row] = await api
           .db('deliveries')
           .join('events', 'events.id', 'deliveries.event_id')
           .where({'deliveries.customer_id': tenant.customer.id, 'events.customer_id': tenant.customer.id, 'events.lead_id': created.body.lead.id})
           .select('deliveries.id')
         const deliveryId = row.id as string
         // As if the enqueue never happened: the worker's sweeper must find the row itself.
-        await api.services.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({dispatched_at: null})
+        await api.db('deliveries').where({customer_id: tenant.customer.id, id: deliveryId}).update({dispatched_at: null})
         await flushRedisOf(backend)
 
         // The first attempt hangs at the receiver, so the worker is mid-delivery when it dies.

@@ -295,7 +295,7 @@ describe('write paths against a model (generated sequences, some concurrent)', f
         if (!response.body.next_cursor) break
         path = `${LEADS}?include_custom_fields=true&limit=100&cursor=${encodeURIComponent(response.body.next_cursor)}`
       }
-      const events = (await daemon.services.db('events').where({customer_id: tenant.customer.id, type: 'lead.created'}).select('lead_id')) as Array<{
+      const events = (await daemon.db('events').where({customer_id: tenant.customer.id, type: 'lead.created'}).select('lead_id')) as Array<{
         lead_id: string
       }>
       return {leads, eventLeadIds: events.map((event) => event.lead_id)}

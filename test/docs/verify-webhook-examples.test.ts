@@ -166,9 +166,8 @@ describe('the webhook verification examples', function () {
       ])
 
       const rotatedAt = (webhook: {secret_rotated_at: number | string}) => Number(webhook.secret_rotated_at)
-      const stored = () => daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).first()
-      const moveRotation = (at: number) =>
-        daemon.services.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({secret_rotated_at: at})
+      const stored = () => daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).first()
+      const moveRotation = (at: number) => daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({secret_rotated_at: at})
       expect(rotatedAt(await stored())).to.be.within(Date.now() - 60_000, Date.now())
 
       // A minute before the overlap ends, the previous signature is still sent.

@@ -18,8 +18,8 @@ export function postJson(daemon: TestDaemon, tenant: TestTenant, path: string, b
 
 /** How many leads and lead.created events the customer has. */
 export async function counts(daemon: TestDaemon, tenant: TestTenant): Promise<{leads: number; events: number}> {
-  const [leads] = (await daemon.services.db('leads').where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>
-  const [events] = (await daemon.services.db('events').where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>
+  const [leads] = (await daemon.db('leads').where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>
+  const [events] = (await daemon.db('events').where({customer_id: tenant.customer.id}).count({n: '*'})) as Array<{n: number | string}>
   return {leads: Number(leads?.n), events: Number(events?.n)}
 }
 

@@ -1,12 +1,13 @@
 import {randomUUID} from 'node:crypto'
 
 import type {Customer, Stage} from '../../src/customers/customer-types.js'
+import type {Db} from '../../src/db/knex.js'
 import type {ApiKey} from '../../src/keys/key-types.js'
 import {SCOPES, type Scope} from '../../src/keys/scopes.js'
 import type {LeadRecord} from '../../src/leads/lead-types.js'
-import {LeadWriteStatements} from '../../src/leads/lead-write-statements.js'
 import {createLogger} from '../../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../../src/services.js'
+import {createStores} from '../../src/stores.js'
 import type {Backend} from './backends.js'
 
 /** Services on a backend that the root hook already migrated. */
@@ -60,8 +61,8 @@ export function leadRecord(tenant: {customer: {id: string}; stages: readonly Pic
 }
 
 /** Seeds leads straight into the store; like any write, they wait in the change feed's pending set until a reader sequences them. */
-export async function insertLeads(services: Services, leads: LeadRecord[]): Promise<void> {
-  await new LeadWriteStatements(services.db, services.leadCounts, services.searchIndex).insertMany(leads)
+export async function insertLeads(db: Db, leads: LeadRecord[]): Promise<void> {
+  await createStores(db).leadWrites.insertMany(leads)
 }
 
 /** Awaits a promise that must reject with the given error class; returns the error. */

@@ -2,6 +2,7 @@ import {randomUUID} from 'node:crypto'
 import {Writable} from 'node:stream'
 
 import {type DaemonOptions, type RunningDaemon, startDaemon} from '../../daemon/server.js'
+import {createDb, type Db} from '../../src/db/knex.js'
 import {createLogger} from '../../src/log/logger.js'
 import type {Backend} from './backends.js'
 
@@ -21,6 +22,11 @@ export interface RequestOptions {
 }
 
 export interface TestDaemon extends RunningDaemon {
+  /**
+   * The database handle the daemon runs on, opened by the test and closed after the daemon
+   * stops: for rows no API returns, and for taking the database or its pool away underneath.
+   */
+  readonly db: Db
   /** Every log line the daemon wrote, for assertions that secrets stay out of logs. */
   readonly logs: string[]
   request(path: string, options?: RequestOptions): Promise<TestResponse>
@@ -36,13 +42,28 @@ export async function startTestDaemon(backend: Backend, options: DaemonOptions =
     },
   })
   const config = backend.config({LEADS_PORT: '0', LEADS_HOST: '127.0.0.1', ...env})
-  // Each test daemon counts rate limits under its own Redis prefix unless a test shares one on purpose.
-  const daemon = await startDaemon(config, createLogger('info', sink), {autoMigrate: false, rateLimitKeyPrefix: `test:${randomUUID()}`, ...options})
+  const logger = createLogger('info', sink)
+  const db = createDb(config.database, logger)
+  let daemon: RunningDaemon
+  try {
+    // Each test daemon counts rate limits under its own Redis prefix unless a test shares one on purpose.
+    daemon = await startDaemon(config, logger, {autoMigrate: false, rateLimitKeyPrefix: `test:${randomUUID()}`, db, ...options})
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
   return {
     ...daemon,
     url: daemon.url,
     services: daemon.services,
-    stop: () => daemon.stop(),
+    db,
+    async stop() {
+      try {
+        await daemon.stop()
+      } finally {
+        await db.destroy()
+      }
+    },
     logs,
     async request(path, options = {}) {
       const headers: Record<string, string> = {...options.headers}

@@ -14,7 +14,7 @@ import {IDEMPOTENCY_KEY_MAX_LENGTH} from '../../../src/idempotency/idempotency-s
 import {ENDPOINT_SCOPES, SCOPES} from '../../../src/keys/scopes.js'
 import {LEAD_INPUT_SCHEMA} from '../../../src/leads/lead-input.js'
 import {LEAD_LIMITS} from '../../../src/leads/lead-limits.js'
-import {WORD_MAX_LENGTH} from '../../../src/leads/lead-search.js'
+import {WORD_MAX_LENGTH} from '../../../src/leads/lead-search-terms.js'
 import {LEAD_STATUSES, SOURCE_PLATFORMS, SOURCE_TYPES} from '../../../src/leads/lead-types.js'
 import {NAME_MAX_LENGTH, SLUG_MAX_LENGTH} from '../../../src/shared/validate.js'
 import {CREATE_WEBHOOK_SCHEMA} from '../../../src/webhooks/webhook-schemas.js'

@@ -3,11 +3,13 @@ import {expect} from 'chai'
 import {KeyAuthenticator} from '../../../src/keys/key-authenticator.js'
 import {KeysStore} from '../../../src/keys/keys-store.js'
 import {hashToken, isWellFormedToken, mintToken} from '../../../src/keys/tokens.js'
+import type {Db} from '../../../src/db/knex.js'
 import type {Services} from '../../../src/services.js'
 import {NotFoundError, ValidationError} from '../../../src/shared/errors.js'
 import {forEachBackend} from '../../helpers/backends.js'
 import {newTenant, openServices, rejectsWith} from '../../helpers/fixtures.js'
 import {ManualClock} from '../../helpers/manual-clock.js'
+import {openTestDb} from '../../helpers/test-db.js'
 
 describe('tokens', function () {
   it('mints svc_ and 64 lower-case hex characters, different every time', function () {
@@ -26,31 +28,33 @@ describe('tokens', function () {
 
 describe('keys', function () {
   forEachBackend((backend) => {
+    let db: Db
     let services: Services
     const clock = new ManualClock()
 
     before(async function () {
-      services = await openServices(backend, {clock})
+      db = openTestDb(backend)
+      services = await openServices(backend, {db, clock})
     })
     after(async function () {
       await services.close()
+      await db.destroy()
     })
 
     function authenticator(): KeyAuthenticator {
-      return new KeyAuthenticator(new KeysStore(services.db), {clock, cacheTtlMs: 2000})
+      return new KeyAuthenticator(new KeysStore(db), {clock, cacheTtlMs: 2000})
     }
 
     it('stores only the hash of an issued token', async function () {
       const {token, key, customer} = await newTenant(services)
       // api_tokens has no customer_id: reached through the customer's key (the sharding check).
-      const rows = (await services
-        .db('api_tokens')
+      const rows = (await db('api_tokens')
         .join('api_keys', 'api_keys.id', 'api_tokens.key_id')
         .where({'api_keys.customer_id': customer.id, 'api_tokens.key_id': key.id})
         .select('api_tokens.*')) as Array<Record<string, unknown>>
       expect(rows).to.have.length(1)
       expect(rows[0]?.['token_hash']).to.equal(hashToken(token))
-      expect(JSON.stringify(await services.db('api_keys').where({customer_id: customer.id, id: key.id}))).not.to.include(token)
+      expect(JSON.stringify(await db('api_keys').where({customer_id: customer.id, id: key.id}))).not.to.include(token)
     })
 
     it('validates scopes, customer and expiry', async function () {

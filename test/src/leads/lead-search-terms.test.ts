@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {leadWords, parseSearch, prefixRange, searchWords, WORD_MAX_LENGTH} from '../../../src/leads/lead-search.js'
+import {leadWords, parseSearch, prefixRange, searchWords, WORD_MAX_LENGTH} from '../../../src/leads/lead-search-terms.js'
 
 describe('search words and terms', function () {
   it('splits text into lower-cased words without accents, each once', function () {

@@ -1,19 +1,13 @@
 import {type Db, isMysql} from '../db/knex.js'
 import type {Statement} from '../db/statements.js'
 import type {LeadLine} from '../customers/customer-types.js'
-import type {LeadRecord, LeadStatus} from './lead-types.js'
+import type {LeadRecord, LeadStatus, LeadWrite} from './lead-types.js'
 
 /** The equality filters a kept count answers; any combination of them, or none. */
 export interface CountedFilters {
   status?: LeadStatus
   stageId?: string
   leadLine?: LeadLine
-}
-
-/** A lead's state before and after a write: null before for an insert. */
-export interface LeadWrite {
-  before: LeadRecord | null
-  after: LeadRecord
 }
 
 /**

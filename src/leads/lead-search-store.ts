@@ -2,15 +2,13 @@ import type {Knex} from 'knex'
 
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
 import {compile, insertChunks, type Statement} from '../db/statements.js'
-import type {LeadWrite} from './lead-counts.js'
-import {normalizeEmail, phoneDigits} from './lead-matching.js'
+import {leadWords, prefixRange, type SearchPlan} from './lead-search-terms.js'
+import type {LeadWrite} from './lead-types.js'
 
 /**
- * Search that scales: `search` matches a lead when every word of the term begins a word of the
- * lead's name or of its email before the @, or begins its email when the word has an @; for a
- * phone number, when its digits begin the lead's number or its last 10 digits. Each is an index
- * range on both backends, so a search costs what it matches, not what the customer holds. The
- * rules for users are in docs/api.md ("Search").
+ * The SQL of search: the queries that answer a SearchPlan (lead-search-terms.ts) from index
+ * ranges, so a search costs what it matches rather than what the customer holds, and the word
+ * index they read.
  *
  * A lead's words live in `lead_search_words` (customer, word, lead), one row per distinct word,
  * kept in step with the leads by every write path in the lead's own transaction. Emails and
@@ -19,73 +17,7 @@ import {normalizeEmail, phoneDigits} from './lead-matching.js'
  * narrow a search.
  */
 
-export type SearchPlan =
-  /** Every piece must begin one of the lead's words; every address must begin its email. */
-  | {kind: 'words'; pieces: string[]; addresses: string[]}
-  /** The digits must begin the lead's phone number or its last 10 digits. */
-  | {kind: 'phone'; digits: string}
-
 type WordPlan = Extract<SearchPlan, {kind: 'words'}>
-
-/** A term made of digits and phone punctuation only is a phone number. */
-const PHONE_TERM = /^[\d\s().+\-/]+$/
-
-/** The longest word the index holds (lead_search_words.word), as long as a whole name may be. */
-export const WORD_MAX_LENGTH = 200
-
-/**
- * The words of a text as they are indexed and searched: lower-cased, accents dropped (José and
- * Jose are one word), split at anything that is not a letter or a digit, each word once.
- */
-export function searchWords(text: string | null): string[] {
-  if (text === null) return []
-  const folded = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase()
-  // NFKD can lengthen a word (ligatures): cut at what the column holds, in code points as MySQL counts.
-  const words = folded
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word !== '')
-    .map((word) => [...word].slice(0, WORD_MAX_LENGTH).join(''))
-  return [...new Set(words)]
-}
-
-/** The words a lead is found by: those of its name and of its email before the @. */
-export function leadWords(lead: {contactName: string | null; contactEmail: string | null}): string[] {
-  const at = lead.contactEmail?.lastIndexOf('@') ?? -1
-  const localPart = at < 0 ? lead.contactEmail : lead.contactEmail!.slice(0, at)
-  return [...new Set([...searchWords(lead.contactName), ...searchWords(localPart)])]
-}
-
-/** How a `search` term is matched; null when it has nothing to match on (only punctuation). */
-export function parseSearch(term: string): SearchPlan | null {
-  if (PHONE_TERM.test(term)) {
-    const digits = phoneDigits(term)
-    if (digits !== null) return {kind: 'phone', digits}
-  }
-  const words = term.split(/\s+/).filter((word) => word !== '')
-  const addresses = [...new Set(words.filter((word) => word.includes('@')).map((word) => normalizeEmail(word)!))]
-  const pieces = [...new Set(words.filter((word) => !word.includes('@')).flatMap(searchWords))]
-  // A piece that begins another piece of the term adds nothing (`gr grace`).
-  const needed = pieces.filter((piece) => !pieces.some((other) => other !== piece && other.startsWith(piece)))
-  return needed.length === 0 && addresses.length === 0 ? null : {kind: 'words', pieces: needed, addresses}
-}
-
-/**
- * The index range of the strings that start with `prefix`: `>= prefix` and `<` the prefix with
- * its last character raised by one. A range (not LIKE) so SQLite uses the index as MySQL does,
- * and no character of the term needs escaping. Null for `before` when no string bounds the range
- * (a prefix of U+10FFFF only).
- */
-export function prefixRange(prefix: string): [from: string, before: string | null] {
-  const chars = [...prefix]
-  // U+10FFFF cannot be raised: what starts with `x` + U+10FFFF is also what comes before `x` raised.
-  while (chars.at(-1) === HIGHEST_CODE_POINT) chars.pop()
-  if (chars.length === 0) return [prefix, null]
-  const next = chars.pop()!.codePointAt(0)! + 1
-  // Past U+D7FF comes U+E000: the surrogate range between is no character and cannot be sent.
-  return [prefix, chars.join('') + String.fromCodePoint(next === 0xd800 ? 0xe000 : next)]
-}
-
-const HIGHEST_CODE_POINT = String.fromCodePoint(0x10ffff)
 
 function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): Knex.QueryBuilder {
   const [from, before] = prefixRange(prefix)
@@ -111,8 +43,8 @@ export function matchingIds(db: Knex, customerId: string, plan: SearchPlan): Kne
 /**
  * How many of the customer's leads the plan matches (and `filter`, on the leads table), from the
  * same index ranges. COUNT(DISTINCT) over the word rows rather than a count over matchingIds:
- * MariaDB would first copy every id into a temporary table (0.8 s against 0.1 s for a first
- * name shared by 125,000 leads).
+ * MariaDB would first copy every id into a temporary table, which for a common first name
+ * costs many times the count itself.
  */
 export function countMatches(db: Knex, customerId: string, plan: SearchPlan, filter?: (leads: Knex.QueryBuilder) => void): Knex.QueryBuilder {
   if (plan.kind === 'phone' || plan.addresses.length > 0) {
@@ -133,7 +65,7 @@ export function countMatches(db: Knex, customerId: string, plan: SearchPlan, fil
 /**
  * Orders a plan's pieces narrowest first, so the first drives a search. Each piece's index range
  * is counted up to a cap, longest piece first (usually the narrowest), stopping at one narrow
- * enough to drive: the guess alone is wrong for `grace kalo` (125,000 against 10,000 leads).
+ * enough to drive: length alone guesses wrong when a long piece is a common word (`grace kalo`).
  */
 export async function narrowestFirst(db: Knex, customerId: string, plan: SearchPlan): Promise<SearchPlan> {
   if (plan.kind === 'phone' || plan.addresses.length > 0 || plan.pieces.length < 2) return plan
@@ -149,7 +81,7 @@ export async function narrowestFirst(db: Knex, customerId: string, plan: SearchP
   return {...plan, pieces: byLength.sort((a, b) => size(a) - size(b))}
 }
 
-/** Counting a range stops here (about 20 ms of index on MariaDB). */
+/** Counting a range stops here, so an estimate stays a short walk of the index however common the piece. */
 const ESTIMATE_CAP = 50_000
 /** A piece matching at most this many words drives without looking further. */
 const NARROW_ENOUGH = 1000
@@ -185,8 +117,8 @@ export function whereMatches(query: Knex.QueryBuilder, plan: SearchPlan): void {
 /**
  * Whether the lead in `leadColumn` has a word starting with `piece`: one lookup in the
  * (lead_id, word) index. Written as a scalar subquery with LIMIT: MariaDB would otherwise turn
- * an EXISTS into a semi-join that first reads every lead with such a word (125,000 for a common
- * first name), where walking needs only the few leads of one page.
+ * an EXISTS into a semi-join that first reads every lead with such a word (every lead with a
+ * common first name), where walking needs only the few leads of one page.
  */
 function hasWordStarting(query: Knex.QueryBuilder, leadColumn: string, piece: string): void {
   const [from, before] = prefixRange(piece)
@@ -217,7 +149,7 @@ export class LeadSearchIndex {
     const statements: Statement[] = []
     for (let start = 0; start < removed.length; start += 200) {
       // Expanded ORs of whole keys: MariaDB reads a row constructor IN (…) as a scan of the table
-      // (130,000 words examined per merge, 0.3-0.5 s with every word locked), these as key lookups.
+      // (every word of the customer examined and locked per merge), these as key lookups.
       const query = this.db('lead_search_words')
       for (const [customerId, word, leadId] of removed.slice(start, start + 200)) query.orWhere({customer_id: customerId, word, lead_id: leadId})
       statements.push(compile(query.delete()))

@@ -1,0 +1,75 @@
+import {normalizeEmail, phoneDigits} from './lead-matching.js'
+
+/**
+ * The rules of `search`, apart from any SQL: a term matches a lead when every word of the term
+ * begins a word of the lead's name or of its email before the @, or begins its email when the
+ * word has an @; for a phone number, when its digits begin the lead's number or its last 10
+ * digits. Each rule is a prefix, so the store can answer it as an index range on both backends.
+ * The rules for users are in docs/api.md ("Search"); the queries are in lead-search-store.ts.
+ */
+
+export type SearchPlan =
+  /** Every piece must begin one of the lead's words; every address must begin its email. */
+  | {kind: 'words'; pieces: string[]; addresses: string[]}
+  /** The digits must begin the lead's phone number or its last 10 digits. */
+  | {kind: 'phone'; digits: string}
+
+/** A term made of digits and phone punctuation only is a phone number. */
+const PHONE_TERM = /^[\d\s().+\-/]+$/
+
+/** The longest word the index holds (lead_search_words.word), as long as a whole name may be. */
+export const WORD_MAX_LENGTH = 200
+
+/**
+ * The words of a text as they are indexed and searched: lower-cased, accents dropped (José and
+ * Jose are one word), split at anything that is not a letter or a digit, each word once.
+ */
+export function searchWords(text: string | null): string[] {
+  if (text === null) return []
+  const folded = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase()
+  // NFKD can lengthen a word (ligatures): cut at what the column holds, in code points as MySQL counts.
+  const words = folded
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== '')
+    .map((word) => [...word].slice(0, WORD_MAX_LENGTH).join(''))
+  return [...new Set(words)]
+}
+
+/** The words a lead is found by: those of its name and of its email before the @. */
+export function leadWords(lead: {contactName: string | null; contactEmail: string | null}): string[] {
+  const at = lead.contactEmail?.lastIndexOf('@') ?? -1
+  const localPart = at < 0 ? lead.contactEmail : lead.contactEmail!.slice(0, at)
+  return [...new Set([...searchWords(lead.contactName), ...searchWords(localPart)])]
+}
+
+/** How a `search` term is matched; null when it has nothing to match on (only punctuation). */
+export function parseSearch(term: string): SearchPlan | null {
+  if (PHONE_TERM.test(term)) {
+    const digits = phoneDigits(term)
+    if (digits !== null) return {kind: 'phone', digits}
+  }
+  const words = term.split(/\s+/).filter((word) => word !== '')
+  const addresses = [...new Set(words.filter((word) => word.includes('@')).map((word) => normalizeEmail(word)!))]
+  const pieces = [...new Set(words.filter((word) => !word.includes('@')).flatMap(searchWords))]
+  // A piece that begins another piece of the term adds nothing (`gr grace`).
+  const needed = pieces.filter((piece) => !pieces.some((other) => other !== piece && other.startsWith(piece)))
+  return needed.length === 0 && addresses.length === 0 ? null : {kind: 'words', pieces: needed, addresses}
+}
+
+/**
+ * The index range of the strings that start with `prefix`: `>= prefix` and `<` the prefix with
+ * its last character raised by one. A range (not LIKE) so SQLite uses the index as MySQL does,
+ * and no character of the term needs escaping. Null for `before` when no string bounds the range
+ * (a prefix of U+10FFFF only).
+ */
+export function prefixRange(prefix: string): [from: string, before: string | null] {
+  const chars = [...prefix]
+  // U+10FFFF cannot be raised: what starts with `x` + U+10FFFF is also what comes before `x` raised.
+  while (chars.at(-1) === HIGHEST_CODE_POINT) chars.pop()
+  if (chars.length === 0) return [prefix, null]
+  const next = chars.pop()!.codePointAt(0)! + 1
+  // Past U+D7FF comes U+E000: the surrogate range between is no character and cannot be sent.
+  return [prefix, chars.join('') + String.fromCodePoint(next === 0xd800 ? 0xe000 : next)]
+}
+
+const HIGHEST_CODE_POINT = String.fromCodePoint(0x10ffff)
