@@ -16,6 +16,7 @@ import {DatabaseInFlightSlots, FallbackInFlightSlots, type InFlightSlots, RedisI
 import {DeliveryOutbox} from './deliveries/outbox.js'
 import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
+import {WebhookTestSend} from './deliveries/webhook-test-send.js'
 import {EventsStore} from './events/events-store.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
 import {IdempotencyStore} from './idempotency/idempotency-store.js'
@@ -58,6 +59,8 @@ export interface Services {
   readonly limiter: RequestLimiter
   readonly metrics: Metrics
   readonly webhooks: WebhooksService
+  /** Sends a signed sample event to a webhook now (`leads webhooks test`). */
+  readonly webhookTest: WebhookTestSend
   readonly deliveries: DeliveriesService
   /** The deliveries on the wire per webhook, shared by every worker (Redis, or the database without it). */
   readonly inFlight: InFlightSlots
@@ -167,6 +170,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return getMetrics()
     },
     webhooks,
+    webhookTest: new WebhookTestSend(webhooksStore, secrets, targets, clock),
     deliveries: new DeliveriesService(deliveriesStore, webhooks, queue, eventsStore, inFlight, clock),
     inFlight,
     createWorker: (workerOptions = {}) =>
