@@ -159,12 +159,12 @@ export class DeliveryWorker {
       workerId: options.workerId ?? defaultWorkerId(),
     }
     const {db, deliveries, webhooks, events, secrets, logger, metrics} = deps
-    this.claims = new DeliveryClaims(db, deliveries, webhooks, events, secrets, this.clock, this.options.workerId)
-    this.attempts = new AttemptLog(db, deliveries, webhooks, this.options.workerId, this.clock)
+    this.claims = new DeliveryClaims(db, deliveries.leases, webhooks, events, secrets, this.clock, this.options.workerId)
+    this.attempts = new AttemptLog(db, deliveries.attempts, webhooks, this.options.workerId, this.clock)
     this.health = new WebhookHealth(webhooks, this.clock, logger)
     this.breakers = new CircuitBreakers(webhooks, logger, () => this.wake(), metrics, options.breaker)
     this.sweeper = new DeliverySweeper(
-      deliveries,
+      deliveries.leases,
       {roomFor: (id) => this.roomFor(id), take: (ids) => this.take(ids)},
       this.clock,
       logger,
@@ -450,7 +450,7 @@ export class DeliveryWorker {
     if (room <= 0) return
     entry.refilling = true
     const now = this.clock.now()
-    this.deps.deliveries
+    this.deps.deliveries.leases
       .unheldOf(entry.webhook, now, now - this.options.redispatchAfterMs, room)
       .then(async (ids) => {
         if (ids.length < room) entry.parked = false
