@@ -14,6 +14,7 @@ import {DatabaseInFlightSlots, FallbackInFlightSlots, type InFlightSlots, RedisI
 import {DeliveryOutbox} from './deliveries/outbox.js'
 import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
+import {WebhookTestSend} from './deliveries/webhook-test-send.js'
 import {IdempotencyService} from './idempotency/idempotency-service.js'
 import {KeyAuthenticator} from './keys/key-authenticator.js'
 import {KeysService} from './keys/keys-service.js'
@@ -50,6 +51,8 @@ export interface Services {
   readonly limiter: RequestLimiter
   readonly metrics: Metrics
   readonly webhooks: WebhooksService
+  /** Sends a signed sample event to a webhook now (`leads webhooks test`). */
+  readonly webhookTest: WebhookTestSend
   readonly deliveries: DeliveriesService
   /** The deliveries on the wire per webhook, shared by every worker (Redis, or the database without it). */
   readonly inFlight: InFlightSlots
@@ -169,6 +172,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return getMetrics()
     },
     webhooks,
+    webhookTest: new WebhookTestSend(stores.webhooks, secrets, targets, clock),
     deliveries: new DeliveriesService(stores.deliveries, webhooks, queue, stores.events, inFlight, clock),
     inFlight,
     createWorker: (workerOptions = {}) =>

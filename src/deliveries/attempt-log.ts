@@ -3,7 +3,7 @@ import type {Statement} from '../db/statements.js'
 import {inWriteTransaction} from '../db/write-transaction.js'
 import type {Clock} from '../shared/clock.js'
 import type {WebhooksStore} from '../webhooks/webhooks-store.js'
-import type {DeliveriesStore} from './deliveries-store.js'
+import type {DeliveryAttemptsStore} from './delivery-attempts-store.js'
 import type {DeliveryAttempt} from './delivery-types.js'
 
 /**
@@ -31,7 +31,7 @@ export class AttemptLog {
 
   constructor(
     private readonly db: Db,
-    private readonly deliveries: DeliveriesStore,
+    private readonly attempts: DeliveryAttemptsStore,
     private readonly webhooks: WebhooksStore,
     private readonly workerId: string,
     private readonly clock: Clock,
@@ -63,7 +63,7 @@ export class AttemptLog {
     const now = this.clock.now()
     const succeeded = batch.filter((entry) => entry.succeededFor !== undefined)
     const retries = new Map(batch.flatMap((entry) => (entry.retryAt === undefined ? [] : [[entry.attempt.deliveryId, entry.retryAt] as const])))
-    const statements = this.deliveries.attemptStatements(
+    const statements = this.attempts.recordStatements(
       batch.map((entry) => entry.attempt),
       new Set(succeeded.map((entry) => entry.attempt.deliveryId)),
       retries,

@@ -151,7 +151,7 @@ export class DeliveriesService {
   }
 
   private async withAttempts(deliveries: Delivery[]): Promise<DeliveryWithAttempts[]> {
-    const attempts = await this.store.attempts(deliveries.map((delivery) => delivery.id))
+    const attempts = await this.store.attempts.ofDeliveries(deliveries.map((delivery) => delivery.id))
     return deliveries.map((delivery) => ({...delivery, attempts: attempts.filter((attempt) => attempt.deliveryId === delivery.id)}))
   }
 }

@@ -8,7 +8,7 @@ import type {SecretBox} from '../webhooks/secret-box.js'
 import {type SigningSecrets, signingSecrets} from '../webhooks/signing-secrets.js'
 import type {WebhooksStore, WebhookWithSecrets} from '../webhooks/webhooks-store.js'
 import type {Webhook} from '../webhooks/webhook-types.js'
-import type {DeliveriesStore} from './deliveries-store.js'
+import type {DeliveryLeasesStore} from './delivery-leases-store.js'
 import type {Delivery} from './delivery-types.js'
 
 /** A webhook as a worker sends to it: its row and its signing secrets, opened. */
@@ -43,7 +43,7 @@ const LEASE_BATCH = 1000
 export class DeliveryClaims {
   constructor(
     private readonly db: Db,
-    private readonly deliveries: DeliveriesStore,
+    private readonly leases: DeliveryLeasesStore,
     private readonly webhooks: WebhooksStore,
     private readonly events: EventsStore,
     private readonly secrets: SecretBox,
@@ -61,9 +61,9 @@ export class DeliveryClaims {
     if (ids.length === 0) return []
     const now = this.clock.now()
     const leaseUntil = now + LEASE_MS
-    const claimed = this.deliveries.claimed(ids, this.workerId, leaseUntil)
-    const batch = new StatementBatch().add(this.deliveries.claimStatement(ids, this.workerId, now, leaseUntil))
-    const rows = batch.read(this.deliveries.claimedRead(claimed))
+    const claimed = this.leases.claimed(ids, this.workerId, leaseUntil)
+    const batch = new StatementBatch().add(this.leases.claimStatement(ids, this.workerId, now, leaseUntil))
+    const rows = batch.read(this.leases.claimedRead(claimed))
     const webhooks = batch.read(this.webhooks.withSecretsRead(claimed.clone().select('webhook_id')))
     const events = batch.read(this.events.manyRead(claimed.clone().select('event_id')))
     // The claim commits on its own; a deadlock victim claimed nothing and simply claims again.
@@ -95,27 +95,27 @@ export class DeliveryClaims {
     const lost: string[] = []
     for (let i = 0; i < deliveryIds.length; i += LEASE_BATCH) {
       const ids = deliveryIds.slice(i, i + LEASE_BATCH)
-      if ((await this.deliveries.renewLeases(ids, this.workerId, leaseUntil)) === ids.length) continue
-      const held = await this.deliveries.stillHeld(ids, this.workerId)
+      if ((await this.leases.renewLeases(ids, this.workerId, leaseUntil)) === ids.length) continue
+      const held = await this.leases.stillHeld(ids, this.workerId)
       lost.push(...ids.filter((id) => !held.has(id)))
     }
     return lost
   }
 
   async finish(deliveryId: string, status: 'succeeded' | 'failed', lastError: string | null): Promise<void> {
-    await this.deliveries.finish(deliveryId, this.workerId, status, this.clock.now(), lastError)
+    await this.leases.finish(deliveryId, this.workerId, status, this.clock.now(), lastError)
   }
 
   /** Gives deliveries back to the pool: due at once (the worker is stopping), or keeping their due time (parked). */
   async release(deliveryIds: readonly string[], how: 'due now' | 'keep due time'): Promise<void> {
     const now = this.clock.now()
-    if (deliveryIds.length > 0) await this.deliveries.release(deliveryIds, this.workerId, now, how === 'due now' ? now : null)
+    if (deliveryIds.length > 0) await this.leases.release(deliveryIds, this.workerId, now, how === 'due now' ? now : null)
   }
 
   /** Ends deliveries that cannot be sent (their webhook was deleted or disabled, their event is gone). */
   async settle(deliveryIds: readonly string[], status: 'cancelled' | 'failed', reason: string): Promise<void> {
     const now = this.clock.now()
-    for (const id of deliveryIds) await this.deliveries.finish(id, this.workerId, status, now, reason)
+    for (const id of deliveryIds) await this.leases.finish(id, this.workerId, status, now, reason)
   }
 
   /** Opens each webhook's secrets once per call, not once per delivery, as they sign a request sent now. */

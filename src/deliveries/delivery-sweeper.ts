@@ -1,6 +1,6 @@
 import type {Logger} from '../log/logger.js'
 import type {Clock} from '../shared/clock.js'
-import type {DeliveriesStore} from './deliveries-store.js'
+import type {DeliveryLeasesStore} from './delivery-leases-store.js'
 
 /** Deliveries taken per sweep at most; the next sweep takes more. */
 const DELIVERIES_PER_SWEEP = 2000
@@ -24,7 +24,7 @@ export class DeliverySweeper {
   private sweeping = false
 
   constructor(
-    private readonly deliveries: DeliveriesStore,
+    private readonly leases: DeliveryLeasesStore,
     private readonly worker: SweptInto,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -53,10 +53,10 @@ export class DeliverySweeper {
   async sweep(): Promise<number> {
     const now = this.clock.now()
     const lostBefore = now - this.redispatchAfterMs
-    await this.deliveries.releaseExpiredLeases(now)
+    await this.leases.releaseExpiredLeases(now)
     const room = new Map<string, number>()
     const ids: string[] = []
-    for (const {id, webhookId} of await this.deliveries.unheld(now, lostBefore, DELIVERIES_PER_WEBHOOK, DELIVERIES_PER_SWEEP)) {
+    for (const {id, webhookId} of await this.leases.unheld(now, lostBefore, DELIVERIES_PER_WEBHOOK, DELIVERIES_PER_SWEEP)) {
       const left = room.get(webhookId) ?? this.worker.roomFor(webhookId)
       room.set(webhookId, left - 1)
       if (left > 0) ids.push(id)

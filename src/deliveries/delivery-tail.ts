@@ -59,7 +59,7 @@ export class DeliveryTail {
     const from = this.since - LOOKBACK_MS
     const changed = await this.store.changedSince(from, this.filter, BATCH)
     if (changed.length === 0) return []
-    const attempts = await this.store.attempts(changed.map((delivery) => delivery.id))
+    const attempts = await this.store.attempts.ofDeliveries(changed.map((delivery) => delivery.id))
     const found: Array<{delivery: (typeof changed)[number]; time: number; entry: Omit<TailEntry, keyof Shared>}> = []
     for (const delivery of changed) {
       if (delivery.createdAt >= from && this.firstTime(`queued:${delivery.id}`, delivery.createdAt)) {

@@ -1,15 +1,11 @@
-import {randomBytes, randomUUID} from 'node:crypto'
-
-import {DeliverySender, type SendResult} from '../deliveries/sender.js'
-import {signedRequest} from '../deliveries/signed-request.js'
-import {sampleLeadCreated} from '../events/lead-created.js'
+import {randomBytes} from 'node:crypto'
 
 import {bodyAjv, compileOnFirstUse, toValidationError, type Validator} from '../shared/ajv.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import type {SecretBox} from './secret-box.js'
 import {mintWebhookSecret} from './secret-box.js'
-import {SECRET_OVERLAP_MS, signingSecrets} from './signing-secrets.js'
+import {SECRET_OVERLAP_MS} from './signing-secrets.js'
 import {checkWebhookUrl, type TargetPolicy} from './ssrf.js'
 import {CREATE_WEBHOOK_SCHEMA, UPDATE_WEBHOOK_SCHEMA, WEBHOOK_RULES} from './webhook-schemas.js'
 import {type ApiWebhook, DEFAULT_MAX_IN_FLIGHT, type EventType, MAX_IN_FLIGHT_LIMIT, MAX_WEBHOOKS_PER_CUSTOMER, type Webhook} from './webhook-types.js'
@@ -135,27 +131,6 @@ export class WebhooksService {
   async rotateSecretById(id: string): Promise<WebhookWithSecret> {
     const webhook = await this.getById(id)
     return this.update(webhook.customerId, id, {rotate_secret: true})
-  }
-
-  /**
-   * Operator: sends a signed sample lead.created to a webhook now, as a delivery attempt would
-   * (its URL checked again, its timeout, no redirect), outside the outbox: nothing is recorded or
-   * retried. The body has the event's exact shape, with a sample lead.
-   */
-  async sendTest(id: string): Promise<{webhook: Webhook; deliveryId: string; result: SendResult}> {
-    const found = await this.store.findWithSecret(id)
-    if (!found) throw new NotFoundError(`webhook ${id} does not exist`, 'run `leads webhooks list`')
-    const now = this.clock.now()
-    const deliveryId = randomUUID()
-    const sender = new DeliverySender(this.targets)
-    try {
-      const result = await sender.send(
-        signedRequest(found.webhook, signingSecrets(found, this.secrets, now), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now),
-      )
-      return {webhook: found.webhook, deliveryId, result}
-    } finally {
-      sender.close()
-    }
   }
 
   /** Operator: turn a webhook on or off; turning it on clears the failure streak's reason. */

@@ -89,7 +89,13 @@ describe('errors in logs and messages hold no statement values', function () {
       const db = daemon.db
       const tenant = await newTenant(daemon.services)
       const deliveryId = '0badc0de-0000-4000-8000-000000000001'
-      const sweeper = new DeliverySweeper(new DeliveriesStore(db), {roomFor: () => 10, take: async () => undefined}, systemClock, createLogger('info', sink), 0)
+      const sweeper = new DeliverySweeper(
+        new DeliveriesStore(db).leases,
+        {roomFor: () => 10, take: async () => undefined},
+        systemClock,
+        createLogger('info', sink),
+        0,
+      )
       try {
         await db('deliveries').insert({
           id: deliveryId,

@@ -1,0 +1,50 @@
+import {randomUUID} from 'node:crypto'
+
+import {sampleLeadCreated} from '../events/lead-created.js'
+import {type Clock, systemClock} from '../shared/clock.js'
+import {NotFoundError} from '../shared/errors.js'
+import type {SecretBox} from '../webhooks/secret-box.js'
+import {signingSecrets} from '../webhooks/signing-secrets.js'
+import type {TargetPolicy} from '../webhooks/ssrf.js'
+import type {Webhook} from '../webhooks/webhook-types.js'
+import type {WebhooksStore} from '../webhooks/webhooks-store.js'
+import {DeliverySender, type SendResult} from './sender.js'
+import {signedRequest} from './signed-request.js'
+
+/** What a test send came to: the webhook, the delivery id its request carried, and the receiver's answer. */
+interface TestSendResult {
+  webhook: Webhook
+  deliveryId: string
+  result: SendResult
+}
+
+/** Operator: `leads webhooks test`, a signed sample event sent to a webhook now. */
+export class WebhookTestSend {
+  constructor(
+    private readonly store: WebhooksStore,
+    private readonly secrets: SecretBox,
+    private readonly targets: TargetPolicy,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /**
+   * Sends a signed sample lead.created to a webhook now, as a delivery attempt would (its URL
+   * checked again, its timeout, no redirect), outside the outbox: nothing is recorded or retried.
+   * The body has the event's exact shape, with a sample lead.
+   */
+  async send(webhookId: string): Promise<TestSendResult> {
+    const found = await this.store.findWithSecret(webhookId)
+    if (!found) throw new NotFoundError(`webhook ${webhookId} does not exist`, 'run `leads webhooks list`')
+    const now = this.clock.now()
+    const deliveryId = randomUUID()
+    const sender = new DeliverySender(this.targets)
+    try {
+      const result = await sender.send(
+        signedRequest(found.webhook, signingSecrets(found, this.secrets, now), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now),
+      )
+      return {webhook: found.webhook, deliveryId, result}
+    } finally {
+      sender.close()
+    }
+  }
+}
