@@ -259,7 +259,11 @@ describe('webhook delivery', function () {
       const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Last straw'})
       const [deliveryId] = await deliveryIdsOf(created.body.lead.id)
       await finished(deliveryId!)
-      const webhook = await daemon.services.webhooks.getById(webhookId)
+      // The delivery ends first; the failure is then counted on the webhook, which it disables.
+      const webhook = await until(async () => {
+        const found = await daemon.services.webhooks.getById(webhookId)
+        return !found.isActive && found
+      }, 'the webhook to be disabled')
       expect(webhook).to.include({isActive: false, disabledReason: 'every delivery failed for 5 days', consecutiveFailures: 41})
       const listed = await daemon.request('/api/agents/crm/lead-webhooks', {token: tenant.token, customerId: tenant.customer.id})
       expect(listed.body.webhooks[0].is_active).to.equal(false)
