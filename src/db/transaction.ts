@@ -13,9 +13,9 @@ const DEADLOCK_RETRIES = 5
  * locks, which made unrelated creates deadlock each other) and see the latest committed rows.
  * Writers of one person are serialised by the match-key locks instead (matchCandidates in lead-matching.ts).
  */
-export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  // READ COMMITTED is every MySQL connection's session default (createDb).
-  return retryingDeadlocks(() => db.transaction(work))
+export async function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>, config?: Knex.TransactionConfig): Promise<T> {
+  // READ COMMITTED is every MySQL connection's session default (createDb); `config` may ask for another level.
+  return retryingDeadlocks(() => db.transaction(work, config))
 }
 
 /** Runs `work` (a transaction, or one statement that commits on its own) again while InnoDB picks it as a deadlock victim. */

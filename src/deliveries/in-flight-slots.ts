@@ -1,6 +1,7 @@
 import {createHash} from 'node:crypto'
 
 import {type Db, isMysql} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import type {RedisConnection} from '../db/redis.js'
 
 /** A webhook as the in-flight record keys it: its customer (the shard key) and its id. */
@@ -91,7 +92,7 @@ export class DatabaseInFlightSlots implements InFlightSlots {
   async exchange(webhook: WebhookRef, cap: number, done: readonly string[], wanted: readonly string[], heldUntil: number, now: number): Promise<string[]> {
     if (done.length === 0 && wanted.length === 0) return []
     const scope = {customer_id: webhook.customerId, webhook_id: webhook.id}
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       if (isMysql(this.db)) await trx('webhooks').where({customer_id: webhook.customerId, id: webhook.id}).forUpdate().first('id')
       await trx('webhook_in_flight')
         .where(scope)

@@ -1,4 +1,5 @@
 import {type Db, isMysql} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import type {Statement} from '../db/statements.js'
 import type {LeadLine} from '../customers/customer-types.js'
 import type {LeadRecord, LeadStatus, LeadWrite} from './lead-types.js'
@@ -78,7 +79,8 @@ export class LeadCountsStore {
     for (const id of customers) {
       // REPEATABLE READ (not the session's READ COMMITTED): the share lock then covers the gaps
       // too, so no lead of the customer can be inserted between the count and the rewrite.
-      await this.db.transaction(
+      await inTransaction(
+        this.db,
         async (trx) => {
           const counted = trx('leads')
             .where('customer_id', id)

@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import {compile, insertChunks, type Statement} from '../db/statements.js'
 import {leadWords, prefixRange, type SearchPlan} from './lead-search-terms.js'
 import type {LeadWrite} from './lead-types.js'
@@ -168,7 +169,7 @@ export class LeadSearchIndex {
     let indexed = 0
     for (const id of customers) {
       for (let after = ''; ;) {
-        const batch = await this.db.transaction(async (trx) => {
+        const batch = await inTransaction(this.db, async (trx) => {
           const query = trx('leads')
             .where('customer_id', id)
             .andWhere('id', '>', after)

@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import {type Db, isMysql} from '../db/knex.js'
+import {inTransaction} from '../db/transaction.js'
 import {compile, type Read, type Statement} from '../db/statements.js'
 import type {SealedSecrets} from './signing-secrets.js'
 import type {Breaker, BreakerState, DisabledBy, EventType, Webhook} from './webhook-types.js'
@@ -57,7 +58,7 @@ export class WebhooksStore {
    * room for one more (SQLite serialises write transactions on its own).
    */
   async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       if (isMysql(this.db)) await trx('customers').where({id: webhook.customerId}).forUpdate().first('id')
       const [row] = (await trx('webhooks').where({customer_id: webhook.customerId}).count({n: '*'})) as Array<{n: number | string}>
       if (Number(row?.n ?? 0) >= max) return false
@@ -144,7 +145,7 @@ export class WebhooksStore {
 
   /** Deletes the webhook and cancels its unfinished deliveries in one transaction. */
   async delete(customerId: string, id: string, now: number): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       const removed = await trx('webhooks').where({customer_id: customerId, id}).delete()
       if (removed === 0) return false
       await trx('deliveries')
