@@ -1,6 +1,6 @@
 import type {AppContext} from './context.js'
 
-export const BULK_PATH = '/api/agents/crm/leads/bulk'
+const BULK_PATH = '/api/agents/crm/leads/bulk'
 /** The bulk body's key that holds its rows. */
 export const BULK_ROWS = 'leads'
 

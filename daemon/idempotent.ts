@@ -6,7 +6,7 @@ import type {AppContext} from './context.js'
 import {appErrorEnvelope} from './middleware/errors.js'
 
 /** A write route's answer. */
-export type WriteResponse = StoredResponse
+type WriteResponse = StoredResponse
 
 /** Claims of a key refused this many times in a row (each time for a record that then vanished) give up. */
 const CLAIM_ATTEMPTS = 3

@@ -97,7 +97,7 @@ export interface Readiness {
 }
 
 /** A dispatch loop whose every read has failed for this long is reported as stalled. */
-export const DISPATCH_STALLED_AFTER_MS = 15_000
+const DISPATCH_STALLED_AFTER_MS = 15_000
 
 /**
  * Builds every service from the configuration: shared by the daemon and the operator commands.

@@ -3,7 +3,7 @@ import type {Next} from 'koa'
 import {AppError, type ErrorType, ValidationError} from '../../src/shared/errors.js'
 import type {AppContext} from '../context.js'
 
-export interface Envelope {
+interface Envelope {
   error: {type: ErrorType; code: number; message: string; param?: string}
 }
 

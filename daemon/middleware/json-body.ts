@@ -6,10 +6,10 @@ import {checkJsonText} from '../../src/shared/text.js'
 import {BULK_ROWS, isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
 
-export const SINGLE_BODY_LIMIT = '1mb'
-export const BULK_BODY_LIMIT = '10mb'
+const SINGLE_BODY_LIMIT = '1mb'
+const BULK_BODY_LIMIT = '10mb'
 /** The Content-Encodings the body parser can decompress. */
-export const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br']
+const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br']
 
 const METHODS_WITH_BODY = ['POST', 'PUT', 'PATCH']
 

@@ -31,7 +31,7 @@ export interface RateLimitState {
   resetSeconds: number
 }
 
-export interface ApiResult<T> {
+interface ApiResult<T> {
   body: T
   rateLimit: RateLimitState | null
 }

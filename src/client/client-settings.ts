@@ -16,7 +16,7 @@ export interface ClientSettings {
 /** The settings a profile (and `leads config`) keeps, by name. */
 export const SETTING_NAMES = ['base-url', 'token', 'customer'] as const
 export type SettingName = (typeof SETTING_NAMES)[number]
-export type Profile = Partial<Record<SettingName, string>>
+type Profile = Partial<Record<SettingName, string>>
 
 export const DEFAULT_PROFILE = 'default'
 
@@ -63,7 +63,7 @@ export function clientFromSettings(settings: ClientSettings, extra: Partial<Clie
 }
 
 /** A setting's value checked (a URL, a token, a UUID); throws ValidationError naming it. */
-export function checkSetting(name: SettingName, raw: string): string {
+function checkSetting(name: SettingName, raw: string): string {
   const value = raw.trim()
   if (name === 'base-url') {
     let url: URL | null = null

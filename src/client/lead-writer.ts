@@ -43,7 +43,7 @@ export class OutputClosedError extends Error {
  */
 const FORMULA_START = /^[=+\-@\t\r]/
 
-export function neutraliseCsvCell(value: unknown): unknown {
+function neutraliseCsvCell(value: unknown): unknown {
   return typeof value === 'string' && FORMULA_START.test(value) ? `'${value}` : value
 }
 

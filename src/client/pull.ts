@@ -15,7 +15,7 @@ export interface PullProgress {
   caughtUp: boolean
 }
 
-export interface PullOptions {
+interface PullOptions {
   baseUrl: string
   customerId: string
   /** Null runs without a state file (--no-state): nothing is read or saved. */

@@ -5,9 +5,9 @@ import type {BulkResponse} from '../leads/lead-view.js'
 import type {LeadsApiClient} from './api-client.js'
 import {type FileRecord, type LeadFileFormat, readLeadFile} from './lead-file.js'
 
-export const PUSH_CHUNK_ROWS = 500
+const PUSH_CHUNK_ROWS = 500
 
-export interface PushOptions {
+interface PushOptions {
   file: string
   format: LeadFileFormat
   dryRun: boolean
@@ -26,7 +26,7 @@ export interface PushSummary {
   chunks: number
 }
 
-export interface FailedRow {
+interface FailedRow {
   line: number
   message: string
   param?: string

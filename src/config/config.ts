@@ -33,7 +33,7 @@ export interface Config {
   }
 }
 
-export const DEFAULT_DATABASE_URL = 'sqlite://./.leads/leads.db'
+const DEFAULT_DATABASE_URL = 'sqlite://./.leads/leads.db'
 
 /** Every environment variable loadConfig reads; the compose file and docs are checked against it. */
 export const CONFIG_VARIABLES = [

@@ -1,13 +1,13 @@
 import {ConfigError} from '../shared/errors.js'
 
 /** One Redis server (a cluster seed node or a sentinel). */
-export interface RedisNode {
+interface RedisNode {
   readonly host: string
   readonly port: number
 }
 
 /** Credentials and TLS shared by every node of a cluster or a sentinel deployment. */
-export interface RedisNodeSecurity {
+interface RedisNodeSecurity {
   readonly username: string | null
   readonly password: string | null
   readonly tls: boolean
@@ -20,9 +20,7 @@ export type RedisConfig =
   | ({readonly mode: 'sentinel'; readonly sentinels: readonly RedisNode[]; readonly masterName: string} & RedisNodeSecurity)
 
 /** The variables that choose the Redis topology; at most one of the first three may be set. */
-export const REDIS_VARIABLES = ['LEADS_REDIS_URL', 'LEADS_REDIS_CLUSTER_NODES', 'LEADS_REDIS_SENTINELS', 'LEADS_REDIS_SENTINEL_MASTER'] as const
-
-type RedisVariable = (typeof REDIS_VARIABLES)[number]
+type RedisVariable = 'LEADS_REDIS_URL' | 'LEADS_REDIS_CLUSTER_NODES' | 'LEADS_REDIS_SENTINELS' | 'LEADS_REDIS_SENTINEL_MASTER'
 
 const NODE_FORMS = 'host:port or redis[s]://[user:password@]host:port, separated by commas'
 

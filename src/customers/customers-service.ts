@@ -8,18 +8,18 @@ import type {CustomersStore} from './customers-store.js'
 
 const COLOR_PATTERN = /^#[0-9a-f]{6}$/i
 
-export interface CreateCustomerInput {
+interface CreateCustomerInput {
   name: string
   id?: string
 }
 
-export interface AddStageInput {
+interface AddStageInput {
   slug: string
   name: string
   color?: string
 }
 
-export interface AddFieldInput {
+interface AddFieldInput {
   slug: string
   name?: string
   type: string

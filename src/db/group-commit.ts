@@ -1,7 +1,7 @@
 /** One item's result from a group: its value, or the error that refused it alone. */
 export type Settled<O> = {value: O} | {error: unknown}
 
-export interface GroupCommitOptions {
+interface GroupCommitOptions {
   /**
    * Groups written at once; more items wait and go together in the next group. A group stops
    * counting once its write says it no longer holds the database up (`release`, below).

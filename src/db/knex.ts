@@ -13,7 +13,7 @@ import {type Dialect, noteStatement} from './statement-observer.js'
 export type Db = Knex
 
 /** The compiled migrations folder: dist/migrations beside dist/src. */
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations')
+const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations')
 
 /**
  * Builds the knex instance for either backend. SQLite runs in WAL mode with a busy timeout so

@@ -24,7 +24,7 @@ export interface RedisCommands {
 }
 
 /** A MULTI/EXEC block: every command queued in it must use keys of one slot. */
-export interface RedisTransaction {
+interface RedisTransaction {
   xAdd(key: string, id: string, message: Record<string, string>, options: {TRIM: {strategy: 'MAXLEN'; strategyModifier: '~'; threshold: number}}): unknown
   exec(): Promise<unknown>
 }
@@ -65,7 +65,7 @@ interface Topology {
   newReader(): RedisReader & {on(event: 'error', listener: (error: Error) => void): unknown}
 }
 
-export interface RedisConnectOptions {
+interface RedisConnectOptions {
   logger?: Logger
   /**
    * When the first connection fails: `fail` (operator commands, tests) throws a ConfigError

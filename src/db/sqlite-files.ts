@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 
 /** The files SQLite keeps for one database: the file itself and its WAL-mode companions. */
-export function sqliteFiles(filename: string): string[] {
+function sqliteFiles(filename: string): string[] {
   return [filename, `${filename}-wal`, `${filename}-shm`]
 }
 

@@ -2,7 +2,7 @@
 export type Dialect = 'mysql' | 'sqlite'
 
 /** Told the text (placeholders, no values) of every SQL statement the project sends. */
-export type StatementObserver = (sql: string, dialect: Dialect) => void
+type StatementObserver = (sql: string, dialect: Dialect) => void
 
 // One per process, set only by the test suite (test/helpers/sql-recorder.ts): the sharding check
 // reads what the whole suite sent. Unset in production, where noting a statement is one null check.

@@ -140,7 +140,7 @@ async function runGuard(trx: Knex | Knex.Transaction, guard: GuardStatement): Pr
  * Normalises a driver's answer to one statement: mysql2 gives rows or a ResultSetHeader (inside
  * knex's [result, fields] for a raw query), better-sqlite3 gives rows or {changes}.
  */
-export function resultOf(raw: unknown, db?: Knex): StatementResult {
+function resultOf(raw: unknown, db?: Knex): StatementResult {
   const answer = db && db.client.config.client === 'mysql2' && Array.isArray(raw) ? raw[0] : raw
   return driverResult(answer)
 }

@@ -31,7 +31,7 @@ export interface WriteOutcome<T> {
 }
 
 /** What a caller learns of a write while it runs. */
-export interface WriteOptions {
+interface WriteOptions {
   /**
    * MySQL: called once everything before the COMMIT has answered, while the COMMIT waits for the
    * redo log to reach the disk, a good part of a create group's time in MariaDB. Another transaction's statements can run meanwhile; GroupCommitter starts the next group.

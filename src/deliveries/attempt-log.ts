@@ -10,7 +10,7 @@ import type {DeliveryAttempt} from './delivery-types.js'
  * An attempt to record; `succeededFor` (the webhook) when it delivered, which ends the delivery;
  * `retryAt` when the delivery's next attempt is scheduled.
  */
-export interface AttemptEntry {
+interface AttemptEntry {
   attempt: Omit<DeliveryAttempt, 'id'>
   succeededFor?: string
   retryAt?: number

@@ -10,8 +10,7 @@ import type {Delivery} from './delivery-types.js'
  * - `delivering`: an attempt is on the wire;
  * - and the three ends, `succeeded`, `failed`, `cancelled`.
  */
-export const DELIVERY_STATES = ['waiting', 'held', 'backing_off', 'delivering', 'succeeded', 'failed', 'cancelled'] as const
-export type DeliveryState = (typeof DELIVERY_STATES)[number]
+export type DeliveryState = 'waiting' | 'held' | 'backing_off' | 'delivering' | 'succeeded' | 'failed' | 'cancelled'
 
 export interface DeliveryStateView {
   state: DeliveryState

@@ -8,7 +8,7 @@ const DELIVERIES_PER_SWEEP = 2000
 const DELIVERIES_PER_WEBHOOK = 500
 
 /** What the sweeper needs of its worker: room in a webhook's lane, and a way to take deliveries. */
-export interface SweptInto {
+interface SweptInto {
   roomFor(webhookId: string): number
   take(deliveryIds: string[]): Promise<void>
 }

@@ -27,7 +27,7 @@ export interface TailEntry {
 type Shared = Pick<TailEntry, 'delivery_id' | 'webhook_id' | 'event_type' | 'lead_id' | 'delivery_status' | 'state' | 'next_attempt_at'>
 
 /** Where each delivery stands (DeliveriesService.states). */
-export type ReadStates = (deliveries: readonly Delivery[]) => Promise<ReadonlyMap<string, DeliveryStateView>>
+type ReadStates = (deliveries: readonly Delivery[]) => Promise<ReadonlyMap<string, DeliveryStateView>>
 
 /**
  * Deliveries changed this long before the last change seen are read again: attempts are recorded

@@ -5,7 +5,7 @@ import {inTransaction} from '../db/transaction.js'
 import type {RedisConnection} from '../db/redis.js'
 
 /** A webhook as the in-flight record keys it: its customer (the shard key) and its id. */
-export interface WebhookRef {
+interface WebhookRef {
   customerId: string
   id: string
 }

@@ -19,12 +19,12 @@ export interface SendRequest {
 export type SendResult =
   {kind: 'response'; statusCode: number; durationMs: number; snippet: string} | {kind: 'timeout' | 'network' | 'blocked'; durationMs: number; error: string}
 
-export interface SenderOptions {
+interface SenderOptions {
   /** Sockets per receiver origin; requests beyond it queue inside the sender. */
   maxSockets?: number
 }
 
-export const DEFAULT_MAX_SOCKETS = 256
+const DEFAULT_MAX_SOCKETS = 256
 /** Parsed URLs kept at most (a webhook per customer, 20 at most each). */
 const MAX_PARSED_URLS = 10_000
 

@@ -7,7 +7,7 @@ import type {StoredEvent} from './events-store.js'
 export const LEAD_CREATED = 'lead.created'
 
 /** The `lead` object of a lead.created delivery, as the spec's Events table lists it. */
-export interface LeadCreatedSnapshot {
+interface LeadCreatedSnapshot {
   id: string
   contact_name: string | null
   contact_phone: string | null

@@ -7,7 +7,7 @@ import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
@@ -15,7 +15,7 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 const canonicalJson = configure({deterministic: true, bigint: false})
 
 /** A request under an Idempotency-Key: whose key, for which endpoint, and its body's fingerprint. */
-export interface IdempotencyTicket {
+interface IdempotencyTicket {
   customerId: string
   endpoint: string
   key: string
@@ -23,7 +23,7 @@ export interface IdempotencyTicket {
 }
 
 /** Why a write's claim failed: the key is stored already, or its first request still holds it. */
-export type ClaimRefusal = 'stored' | 'held'
+type ClaimRefusal = 'stored' | 'held'
 
 export type IdempotencyDecision = {kind: 'replay'; statusCode: number; body: string} | {kind: 'retry'}
 

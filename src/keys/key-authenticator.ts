@@ -3,7 +3,7 @@ import {type ApiKey, keyState, type TokenGrant} from './key-types.js'
 import type {KeysStore} from './keys-store.js'
 import {hashToken, isWellFormedToken} from './tokens.js'
 
-export interface KeyAuthenticatorOptions {
+interface KeyAuthenticatorOptions {
   /**
    * How long a lookup (hit or miss) is reused. Bounds how late a revocation or rotation made
    * by another process is seen: the contract allows 5 s, so this stays well under it.

@@ -10,7 +10,7 @@ import type {KeysStore} from './keys-store.js'
 import {isScope, SCOPES, type Scope} from './scopes.js'
 import {hashToken, mintToken} from './tokens.js'
 
-export interface IssueKeyInput {
+interface IssueKeyInput {
   customerId: string
   scopes: string[]
   name?: string
@@ -19,12 +19,12 @@ export interface IssueKeyInput {
 }
 
 /** A key together with the token minted for it: shown once, never stored. */
-export interface IssuedKey {
+interface IssuedKey {
   key: ApiKey
   token: string
 }
 
-export interface RotatedKey extends IssuedKey {
+interface RotatedKey extends IssuedKey {
   /** When the key's previous tokens stop working (now, unless a grace period was given). */
   previousTokensRetireAt: number
 }

@@ -12,7 +12,7 @@ import type {LeadWriteStatements} from './lead-write-statements.js'
 import type {WriteReads} from './write-reads.js'
 import {type BulkResult, firstStageId, NO_HOOKS, storedResponse, type WriteHooks} from './write-types.js'
 
-export const BULK_MAX_ROWS = 500
+const BULK_MAX_ROWS = 500
 
 /** Bulk request envelope; each row is checked on its own with the single-create rules. */
 export const BULK_REQUEST_SCHEMA = {

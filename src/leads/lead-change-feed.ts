@@ -6,13 +6,13 @@ import type {LeadQueryStore} from './lead-query-store.js'
 import {type LeadRow, type LeadWithRelations, PENDING, rowToLeadRecord} from './lead-rows.js'
 
 /** A position in a customer's change feed: the last change seen (its number, then its id). */
-export interface ChangePosition {
+interface ChangePosition {
   seq: number
   id: string
 }
 
 /** A lead as the change feed returns it, with its position. */
-export interface LeadChange {
+interface LeadChange {
   lead: LeadWithRelations
   position: ChangePosition
 }

@@ -5,7 +5,7 @@ import type {LeadLine} from '../customers/customer-types.js'
 import type {LeadRecord, LeadStatus, LeadWrite} from './lead-types.js'
 
 /** The equality filters a kept count answers; any combination of them, or none. */
-export interface CountedFilters {
+interface CountedFilters {
   status?: LeadStatus
   stageId?: string
   leadLine?: LeadLine

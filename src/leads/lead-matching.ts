@@ -30,7 +30,7 @@ export function phoneLast10(phone: string | null): string | null {
 }
 
 /** What a lead is matched on: its email and phone as given. */
-export type MatchKeysOf = Pick<LeadInput, 'contactEmail' | 'contactPhone'>
+type MatchKeysOf = Pick<LeadInput, 'contactEmail' | 'contactPhone'>
 
 /** A lead with its match keys computed once. */
 export interface MatchEntry {
@@ -44,7 +44,7 @@ function entryOf(lead: LeadRecord): MatchEntry {
 }
 
 /** A lead found for an input: by which key, and its position in the pool (age order). */
-export interface PoolMatch {
+interface PoolMatch {
   lead: LeadRecord
   by: 'email' | 'phone'
   position: number

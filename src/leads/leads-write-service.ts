@@ -14,7 +14,7 @@ import {WriteReads} from './write-reads.js'
 import {type BulkResult, type CreateResult, NO_HOOKS, type WriteHooks} from './write-types.js'
 
 /** What the write path is built from; `createGuess` is LEADS_CREATE_GUESS. */
-export interface WriteDependencies {
+interface WriteDependencies {
   db: Db
   matches: LeadMatchStore
   leads: LeadWriteStatements

@@ -6,14 +6,14 @@ import {textProblem} from '../shared/text.js'
 import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
 import {LEAD_STATUSES, type LeadStatus} from './lead-types.js'
 
-export const LIST_LIMIT_MAX = 100
-export const LIST_LIMIT_DEFAULT = 20
+const LIST_LIMIT_MAX = 100
+const LIST_LIMIT_DEFAULT = 20
 /**
  * The deepest offset served: a page at offset n reads n index entries first, so deeper pages are
  * refused with the way forward (cursor), as Elasticsearch's max_result_window and HubSpot's
  * 10,000 limit do. A cursor page costs the same at any depth.
  */
-export const LIST_OFFSET_MAX = 10_000
+const LIST_OFFSET_MAX = 10_000
 
 /** Query parameters of GET /leads: the one source for validation and the API document. */
 export const LIST_QUERY_SCHEMA = {

@@ -10,7 +10,7 @@ export type {Logger}
  * Paths pino blanks out wherever they appear in a log object. Request logs never include
  * headers or bodies in the first place; this is the second line of defence for secrets.
  */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'authorization',
   '*.authorization',
   '*.headers.authorization',

@@ -1,5 +1,5 @@
 /** What a log or a message keeps of an error: never a statement's values. */
-export interface SafeError {
+interface SafeError {
   type: string
   code?: string
   message: string

@@ -7,7 +7,7 @@ import v8 from 'node:v8'
  * minutes under load), so only their values after a full collection compare over time.
  * Process-wide, like the collector: one observer however many daemons a process runs.
  */
-export interface MemoryAfterGc {
+interface MemoryAfterGc {
   /** Bytes of live JavaScript heap after the latest major collection; null before the first. */
   heapUsed: number | null
   /** Resident set size in bytes at that moment. */

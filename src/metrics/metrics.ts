@@ -7,7 +7,7 @@ import type {Clock} from '../shared/clock.js'
 import {memoryAfterMajorGc} from './memory-after-gc.js'
 
 /** How the create guess went (LeadsWriteService.groupsWritten). */
-export interface WriteCounts {
+interface WriteCounts {
   /** Groups of single creates written as new, checked, and guessed then checked. */
   groupsWritten: {asNew: number; checked: number; guessRefused: number}
 }

@@ -6,7 +6,7 @@ import {ValidationError} from '../shared/errors.js'
 import {effectiveLimits, type LimitOverride, type Limits, type OverrideScope} from './limits.js'
 import type {RateLimitStore} from './ratelimit-store.js'
 
-export interface OverrideChange {
+interface OverrideChange {
   perMinute?: number
   perHour?: number
   bulkPerMinute?: number

@@ -34,7 +34,7 @@ export const queryAjv = (): Ajv => (queryInstance ??= newAjv({coerceTypes: true}
 export const bodyAjv = (): Ajv => (bodyInstance ??= newAjv({coerceTypes: false}))
 
 /** The field an ajv error is about: the unknown property's name, or the path's first segment. */
-export function errorParam(error: ErrorObject): string | undefined {
+function errorParam(error: ErrorObject): string | undefined {
   if (error.keyword === 'additionalProperties') return String(error.params['additionalProperty'])
   if (error.keyword === 'required') return String(error.params['missingProperty'])
   const segment = error.instancePath.split('/')[1]

@@ -2,7 +2,7 @@ import {ValidationError} from './errors.js'
 import {textProblem} from './text.js'
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-export const SLUG_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
+const SLUG_PATTERN = /^[a-z][a-z0-9_]{0,63}$/
 export const SLUG_MAX_LENGTH = 64
 /** Display names of customers, stages, fields, owners and keys (their columns are VARCHAR(200)). */
 export const NAME_MAX_LENGTH = 200

@@ -13,7 +13,7 @@ import {AppError} from '../shared/errors.js'
 import {createStores} from '../stores.js'
 
 /** One line of `leads status`: ok, failing, or not configured (null). */
-export interface StatusCheck {
+interface StatusCheck {
   check: 'database' | 'master key' | 'redis' | 'daemon' | 'client'
   ok: boolean | null
   summary: string

@@ -2,7 +2,7 @@ import {Box, Text} from 'ink'
 
 import {type Column, layoutTable} from './table-layout.js'
 
-export interface TableProps<Row> {
+interface TableProps<Row> {
   columns: ReadonlyArray<Column<Row>>
   rows: readonly Row[]
   /** Shown instead of an empty table. */

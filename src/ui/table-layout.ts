@@ -6,7 +6,7 @@ import {terminalSafe} from './terminal-text.js'
  * can be copied whole into the next command, nor are `short` ones (states, counts); `text` is cut
  * with an ellipsis to fit.
  */
-export type ColumnKind = 'id' | 'time' | 'short' | 'text'
+type ColumnKind = 'id' | 'time' | 'short' | 'text'
 
 export interface Column<Row> {
   header: string
@@ -18,13 +18,13 @@ export interface Column<Row> {
 }
 
 /** What to show: the terminal width to fit (none: every value whole) and the columns asked for by --columns. */
-export interface TableOptions {
+interface TableOptions {
   width?: number
   columns?: readonly string[]
 }
 
 /** A table laid out for a terminal: the columns shown, their widths, the cells (safe, cut to fit), and the columns left out. */
-export interface TableLayout<Row> {
+interface TableLayout<Row> {
   columns: Array<Column<Row>>
   widths: number[]
   header: string[]
@@ -37,12 +37,12 @@ const GAP = 2
 const MIN_TEXT_WIDTH = 8
 
 /** A column's name for --columns: its header in lower case with dashes, e.g. `last-used`. */
-export function columnName<Row>(column: Column<Row>): string {
+function columnName<Row>(column: Column<Row>): string {
   return column.header.toLowerCase().replace(/\s+/g, '-')
 }
 
 /** The columns named by --columns, in that order; ValidationError naming the valid ones for an unknown name. */
-export function selectColumns<Row>(columns: ReadonlyArray<Column<Row>>, names: readonly string[] | undefined): Array<Column<Row>> {
+function selectColumns<Row>(columns: ReadonlyArray<Column<Row>>, names: readonly string[] | undefined): Array<Column<Row>> {
   if (names === undefined || names.length === 0) return [...columns]
   return names.map((name) => {
     const column = columns.find((candidate) => columnName(candidate) === name.trim().toLowerCase())
@@ -93,7 +93,7 @@ export function layoutTable<Row>(all: ReadonlyArray<Column<Row>>, rows: readonly
 }
 
 /** The layout as aligned lines of text, header first. */
-export function tableLines<Row>(layout: TableLayout<Row>): string[] {
+function tableLines<Row>(layout: TableLayout<Row>): string[] {
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, index) => cell.padEnd(layout.widths[index] ?? 0))

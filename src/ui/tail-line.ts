@@ -7,7 +7,7 @@ import {terminalSafe} from './terminal-text.js'
  * columns in all, one line per entry on an 80-column terminal. Ids are shortened (a delivery's
  * UUID to its first 8 characters, a webhook's to wh_ and 6); --json and a pipe keep them whole.
  */
-export const TAIL_COLUMNS = [
+const TAIL_COLUMNS = [
   {header: 'TIME', width: 8},
   {header: 'DELIVERY', width: 8},
   {header: 'WEBHOOK', width: 9},

@@ -37,7 +37,7 @@ export interface WebhookReport {
   updated_at: string
 }
 
-export interface AttemptReport {
+interface AttemptReport {
   attempt: number
   started_at: string
   duration_ms: number
@@ -103,11 +103,11 @@ export function webhookReport(webhook: Webhook): WebhookReport {
   }
 }
 
-export function breakerReport(breaker: Breaker): BreakerReport {
+function breakerReport(breaker: Breaker): BreakerReport {
   return {state: breaker.state, until: isoTimeOrNull(breaker.until), opened_at: isoTimeOrNull(breaker.openedAt)}
 }
 
-export function schedulingReport(scheduling: WebhookScheduling): SchedulingReport {
+function schedulingReport(scheduling: WebhookScheduling): SchedulingReport {
   return {breaker: breakerReport(scheduling.breaker), in_flight: scheduling.inFlight, max_in_flight: scheduling.maxInFlight}
 }
 

@@ -15,7 +15,7 @@ const validateCreate = compileOnFirstUse(bodyAjv, CREATE_WEBHOOK_SCHEMA)
 const validateUpdate = compileOnFirstUse(bodyAjv, UPDATE_WEBHOOK_SCHEMA)
 
 /** A webhook and, at creation or rotation only, its signing secret. */
-export interface WebhookWithSecret {
+interface WebhookWithSecret {
   webhook: Webhook
   secret?: string
   /** After a rotation: until when requests also carry X-Service-Signature-Previous, made with the replaced secret. */
