@@ -37,6 +37,7 @@ import {createServices, type Services} from '../src/services.js'
 import {type DaemonProcess, ROOT, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 import {databasePid, findProcess, meterCpu, type CpuShares} from './process-cpu.js'
+import {barePost} from './bare-post.js'
 
 const HEALTHY_CUSTOMERS = 8
 const DEAD_CUSTOMERS = 2
@@ -452,18 +453,7 @@ async function floor(): Promise<{posts: number; seconds: number; posts_per_secon
   await Promise.all(
     Array.from({length: 64}, async () => {
       while (sent++ < FLOOR_POSTS) {
-        await new Promise<void>((resolve, reject) => {
-          const request = https.request(
-            receiver.url,
-            {method: 'POST', agent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(sample)}},
-            (response) => {
-              response.resume()
-              response.on('end', resolve)
-            },
-          )
-          request.on('error', reject)
-          request.end(sample)
-        })
+        await barePost(receiver.url, agent, sample)
       }
     }),
   )

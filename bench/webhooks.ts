@@ -17,6 +17,7 @@ import {loadConfig} from '../src/config/config.js'
 import {createDb} from '../src/db/knex.js'
 import {createLogger} from '../src/log/logger.js'
 import {cpuTimes, stealReport} from './host-steal.js'
+import {barePost} from './bare-post.js'
 
 const LATENCY_SAMPLES = 500
 const BACKLOG = 10_000
@@ -160,18 +161,7 @@ let bareNext = 0
 await Promise.all(
   Array.from({length: 64}, async () => {
     while (bareNext++ < BACKLOG) {
-      await new Promise<void>((resolve, reject) => {
-        const request = https.request(
-          hookUrl,
-          {method: 'POST', agent: bareAgent, headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(sample)}},
-          (response) => {
-            response.resume()
-            response.on('end', resolve)
-          },
-        )
-        request.on('error', reject)
-        request.end(sample)
-      })
+      await barePost(hookUrl, bareAgent, sample)
     }
   }),
 )
