@@ -83,7 +83,8 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const databaseUrl = read(env, 'LEADS_DATABASE_URL')
   const database = parseDatabaseUrl(databaseUrl ?? DEFAULT_DATABASE_URL, cwd)
-  const dataDir = database.client === 'sqlite' ? path.dirname(database.filename) : path.resolve(cwd, '.leads')
+  // Beside the SQLite file; an in-memory database has none, and its generated key goes where a server's would.
+  const dataDir = database.client === 'sqlite' && database.filename !== ':memory:' ? path.dirname(database.filename) : path.resolve(cwd, '.leads')
   const masterKey = parseMasterKey(read(env, 'LEADS_MASTER_KEY'))
   if (database.client === 'mysql' && masterKey === null) {
     throw new ConfigError('LEADS_MASTER_KEY', 'is required when LEADS_DATABASE_URL points at MySQL (32 bytes, hex or base64)')

@@ -19,6 +19,10 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', function () {
+  it('keeps the files of an in-memory SQLite database (its generated master key) under ./.leads, not in the working directory', function () {
+    expect(loadConfig({LEADS_DATABASE_URL: 'sqlite://:memory:'}, '/srv/app').dataDir).to.equal('/srv/app/.leads')
+  })
+
   it('defaults to the embedded SQLite file under ./.leads and loopback port 8080', function () {
     const config = loadConfig({}, '/srv/app')
     expect(config.database).to.deep.equal({client: 'sqlite', filename: '/srv/app/.leads/leads.db', url: 'sqlite://./.leads/leads.db'})
