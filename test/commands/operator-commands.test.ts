@@ -133,16 +133,17 @@ describe('operator commands', function () {
       )
       // A colour terminal, whatever this run's own (CI=true alone turns colour off): FORCE_COLOR=1, which NO_COLOR and --no-color must beat.
       const colour = {...env, FORCE_COLOR: '1'}
-      const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], colour, '', 80)
-      expect(shown.code, shown.stdout).to.equal(0)
-      const line = shown.stdout.split('\n').find((candidate) => candidate.includes(issued.id))
-      expect(line, shown.stdout).to.not.equal(undefined)
+      const [shown, ...plains] = await Promise.all([
+        runCliAtTerminal(['keys', 'list', '--customer', customerId], colour, '', 80),
+        runCliAtTerminal(['keys', 'list', '--customer', customerId], {...colour, NO_COLOR: '1'}, '', 80),
+        runCliAtTerminal(['keys', 'list', '--customer', customerId, '--no-color'], colour, '', 80),
+      ])
+      expect(shown!.code, shown!.stdout).to.equal(0)
+      const line = shown!.stdout.split('\n').find((candidate) => candidate.includes(issued.id))
+      expect(line, shown!.stdout).to.not.equal(undefined)
       expect(line!.replace(/\u001b\[[0-9;]*m/g, '').split(/\s+/)[0]).to.equal(issued.id)
-      expect(shown.stdout).to.match(/\u001b\[1m/)
-      for (const plain of [
-        await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...colour, NO_COLOR: '1'}, '', 80),
-        await runCliAtTerminal(['keys', 'list', '--customer', customerId, '--no-color'], colour, '', 80),
-      ]) {
+      expect(shown!.stdout).to.match(/\u001b\[1m/)
+      for (const plain of plains) {
         expect(plain.stdout).to.include(issued.id)
         expect(plain.stdout).to.not.match(/\u001b\[[0-9;]*m/)
       }

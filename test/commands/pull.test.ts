@@ -14,7 +14,7 @@ import {forEachBackend} from '../helpers/backends.js'
 import {CLI, runCli} from '../helpers/cli.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
-import {freePort} from '../helpers/local-servers.js'
+import {freePort, waitUntil} from '../helpers/local-servers.js'
 
 const LEADS = 250
 const idsOf = (ndjson: string) =>
@@ -103,9 +103,10 @@ describe('leads pull', function () {
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let firstRun = ''
+      let waits = ''
       child.stdout.on('data', (chunk: Buffer) => (firstRun += chunk.toString()))
-      for (let i = 0; i < 200 && idsOf(firstRun).length < 120; i++) await new Promise((resolve) => setTimeout(resolve, 25))
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      child.stderr.on('data', (chunk: Buffer) => (waits += chunk.toString()))
+      await waitUntil(() => idsOf(firstRun).length >= 120 && waits.includes('rate limited; resuming in'), 'three pages, then the wait for the fourth')
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGKILL')
       await exited

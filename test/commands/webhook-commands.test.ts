@@ -7,6 +7,7 @@ import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
 import {CLI, runCli, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -190,21 +191,24 @@ describe('webhook and delivery commands', function () {
     let output = ''
     tail.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     const exited = new Promise<number | null>((resolve) => tail.on('exit', (code) => resolve(code)))
+    const lines = (leadId: string) =>
+      output
+        .trim()
+        .split('\n')
+        .filter((line) => line.includes(leadId))
+        .map((line) => line.split('\t'))
+    const attemptShown = (leadId: string) => waitUntil(() => lines(leadId).some((cells) => cells[5] === '1'), `the attempt for lead ${leadId} in the tail`)
     try {
-      // Let the tail start before the delivery happens.
-      await new Promise((resolve) => setTimeout(resolve, 1500))
+      // The tail is following once it has shown an attempt (this one's, within its look-back):
+      // only then does the delivery under test happen.
+      const first = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Before the tailed one'})
+      await attemptShown(first.body.lead.id as string)
       // The webhook makes one attempt (retry_attempts 0): queued, then its final answer.
       receiver.reply({status: 503, body: 'busy'})
       const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Tailed'})
       const leadId = created.body.lead.id as string
-      const lines = () =>
-        output
-          .trim()
-          .split('\n')
-          .filter((line) => line.includes(leadId))
-          .map((line) => line.split('\t'))
-      for (let i = 0; i < 100 && !lines().some((cells) => cells[8] === 'final'); i++) await new Promise((resolve) => setTimeout(resolve, 100))
-      const seen = lines()
+      await attemptShown(leadId)
+      const seen = lines(leadId)
       expect(seen.map((cells) => [cells[5], cells[6], cells[8]])).to.deep.equal([
         ['0', 'queued', 'queued'],
         ['1', '503', 'final'],

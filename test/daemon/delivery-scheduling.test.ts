@@ -112,7 +112,7 @@ describe('delivery scheduling across webhooks', function () {
       const second: DeliveryWorker = daemon.services.createWorker({workerId: 'second-worker', baseDelayMs: 200, maxDelayMs: 400})
       second.start()
       try {
-        neighbour.fallback = {status: 200, delayMs: 150}
+        neighbour.fallback = {status: 200, delayMs: 75}
         const {tenant, webhook} = await tenantWithWebhook(neighbour.url)
         await daemon.services.webhooks.setMaxInFlight(webhook.id, 3)
         await createLeads(daemon, tenant, 40)

@@ -74,7 +74,7 @@ describeWithTestRedis('the keyless budget of an address on Redis', function (red
   })
 })
 
-describeInMysqlRun('rate limits when Redis goes away', function () {
+describeInMysqlRun('rate limits when Redis goes away @fault', function () {
   let port: number
   let redis: ChildProcess
   let daemon: TestDaemon

@@ -19,7 +19,7 @@ const WORKER = {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatch
  * Redis only dispatches: flushing it, restarting it empty, taking it away, or starting without
  * it must never stop the API or delivery. Each test runs against a redis-server of its own.
  */
-describeInMysqlRun('Redis faults', function () {
+describeInMysqlRun('Redis faults @fault', function () {
   forEachBackend((backend) => {
     let port: number
     let redis: ChildProcess

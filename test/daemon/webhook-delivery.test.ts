@@ -388,7 +388,9 @@ describe('delivery leases', function () {
         // The worker's clock starts after the delivery was written, so the delivery is due on it.
         const clock = new ManualClock(Date.now())
         worker = api.services.createWorker({clock, heartbeatMs: 20, baseDelayMs: 5, maxDelayMs: 20})
-        receiver.reply({status: 200, delayMs: 1500})
+        // The receiver answers once the test has seen the leases renewed: the attempt is on the wire until then.
+        let answer!: () => void
+        receiver.reply({status: 200, until: new Promise<void>((resolve) => (answer = resolve))})
         worker.start()
         await receiver.waitFor(1)
         // Two lease lengths pass on the worker's clock during the one attempt; heartbeats keep the lease ahead.
@@ -400,6 +402,7 @@ describe('delivery leases', function () {
         await api.services.createWorker({clock}).sweep()
         expect(await api.services.deliveries.show(row.id)).to.include({status: 'delivering'})
         expect(await leaseOf()).to.be.above(clock.now())
+        answer()
         const done = await until(async () => {
           const found = await api.services.deliveries.show(row.id)
           return found.status === 'succeeded' && found

@@ -7,16 +7,28 @@ import {rejectsWith} from '../../helpers/fixtures.js'
 function recordingWriter(fail: (items: readonly number[]) => Error | null = () => null) {
   const groups: number[][] = []
   const finish: Array<() => void> = []
+  let waiting: Array<{count: number; resolve: () => void}> = []
+  /** Resolves once `count` groups have been handed to the writer. */
+  const written = (count: number) =>
+    new Promise<void>((resolve) => {
+      if (groups.length >= count) resolve()
+      else waiting.push({count, resolve})
+    })
   const write = (items: readonly number[]) =>
     new Promise<Array<Settled<number>>>((resolve, reject) => {
       groups.push([...items])
+      waiting = waiting.filter((waiter) => {
+        if (groups.length < waiter.count) return true
+        waiter.resolve()
+        return false
+      })
       finish.push(() => {
         const error = fail(items)
         if (error) reject(error)
         else resolve(items.map((item) => (item < 0 ? {error: new Error(`refused ${item}`)} : {value: item * 10})))
       })
     })
-  return {groups, finish, write}
+  return {groups, finish, write, written}
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
@@ -134,7 +146,8 @@ describe('GroupCommitter', function () {
     const stuck = committer.submit(1)
     const next = committer.submit(2)
     expect(writer.groups).to.deep.equal([[1]])
-    await new Promise((resolve) => setTimeout(resolve, 40))
+    // The first group never ends here: only its slow timer can let the second one start.
+    await writer.written(2)
     expect(writer.groups).to.deep.equal([[1], [2]])
     writer.finish[1]!()
     expect(await next).to.equal(20)

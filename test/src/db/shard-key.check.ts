@@ -8,8 +8,9 @@ import {readRecording, SQL_RECORD_VARIABLE} from '../../helpers/sql-recorder.js'
 /**
  * Sharding discipline (docs/operations.md, "Sharding by customer"): customer_id is the shard key,
  * so every statement on a customer's tables names the customer, and a router sends it to one
- * shard. Runs after every test file (the last spec of .mocharc.json) over every statement the
- * suite sent, from this process and from the daemons and commands it started.
+ * shard. Runs after every test file (the last spec of the MySQL run, and once the parallel SQLite
+ * run has ended: .mocharc.cjs) over every statement the suite sent, from its processes and from
+ * the daemons and commands they started.
  */
 
 // Tables that belong to a customer but carry no customer_id: each is reached through its
