@@ -1,5 +1,7 @@
+import type {AddressInfo} from 'node:net'
+import net from 'node:net'
+
 import {expect} from 'chai'
-import nock from 'nock'
 
 import {DeliverySender, RESPONSE_SNIPPET_BYTES} from '../../../src/deliveries/sender.js'
 import {signatureFor} from '../../../src/deliveries/signing.js'
@@ -8,47 +10,56 @@ import {Receiver} from '../../helpers/receiver.js'
 const publicLookup = async () => [{address: '93.184.216.34', family: 4 as const}]
 
 describe('DeliverySender', function () {
-  const sender = new DeliverySender({allowHosts: [], lookup: publicLookup})
-  const send = (url = 'https://hooks.example.com/in', timeoutMs = 1000) =>
+  const loopback = {allowHosts: ['localhost'], lookup: async () => [{address: '127.0.0.1', family: 4 as const}]}
+  const sender = new DeliverySender(loopback)
+  let receiver: Receiver
+  const send = (url = receiver.url, timeoutMs = 1000) =>
     sender.send({url, body: '{"event":"lead.created"}', headers: {'content-type': 'application/json', 'x-service-delivery': 'd-1'}, timeoutMs})
 
-  afterEach(function () {
-    nock.cleanAll()
+  beforeEach(async function () {
+    receiver = await new Receiver().start()
+  })
+  afterEach(async function () {
+    await receiver.stop()
   })
   after(function () {
     sender.close()
   })
 
   it('POSTs the body and headers and keeps the first 1 KiB of the answer', async function () {
-    const scope = nock('https://hooks.example.com', {reqheaders: {'x-service-delivery': 'd-1', 'content-type': 'application/json'}})
-      .post('/in', '{"event":"lead.created"}')
-      .reply(202, 'x'.repeat(5000))
+    receiver.fallback = {status: 202, body: 'x'.repeat(5000)}
     const result = await send()
     expect(result).to.include({kind: 'response', statusCode: 202})
     expect(result.kind === 'response' && result.snippet).to.equal('x'.repeat(RESPONSE_SNIPPET_BYTES))
-    expect(scope.isDone()).to.equal(true)
+    const [request] = receiver.requests
+    expect(request!.rawBody.toString()).to.equal('{"event":"lead.created"}')
+    expect(request!.headers).to.include({'x-service-delivery': 'd-1', 'content-type': 'application/json', 'content-length': '24'})
   })
 
   it('reports a timeout when no answer comes within timeoutMs', async function () {
-    nock('https://hooks.example.com').post('/in').delay(500).reply(200, 'late')
+    receiver.fallback = {status: 200, body: 'late', delayMs: 500}
     const result = await send(undefined, 100)
     expect(result.kind).to.equal('timeout')
   })
 
   it('reports network errors with their code', async function () {
     // A real refused connection: an allowed loopback host on a port nothing listens on.
-    const local = new DeliverySender({allowHosts: ['localhost'], lookup: async () => [{address: '127.0.0.1', family: 4}]})
-    const result = await local.send({url: 'https://localhost:1/in', body: '{}', headers: {}, timeoutMs: 1000})
-    local.close()
+    const result = await send('https://localhost:1/in')
     expect(result).to.include({kind: 'network'})
     expect(result.kind !== 'response' && result.error).to.match(/^ECONNREFUSED/)
   })
 
   it('blocks a private IP literal before any request is made', async function () {
-    const scope = nock('https://10.0.0.7').post('/in').reply(200)
-    const result = await send('https://10.0.0.7/in')
+    const result = await new DeliverySender({allowHosts: [], lookup: loopback.lookup}).send({url: 'https://10.0.0.7/in', body: '{}', headers: {}, timeoutMs: 1000})
     expect(result.kind).to.equal('blocked')
-    expect(scope.isDone()).to.equal(false)
+  })
+
+  it('blocks a name that resolves to no public address, at connect time', async function () {
+    const guarded = new DeliverySender({allowHosts: [], lookup: loopback.lookup})
+    const result = await guarded.send({url: receiver.url, body: '{}', headers: {}, timeoutMs: 1000})
+    guarded.close()
+    expect(result).to.include({kind: 'blocked'})
+    expect(receiver.requests).to.have.length(0)
   })
 })
 
@@ -58,15 +69,6 @@ describe('DeliverySender timeout', function () {
   let sender: DeliverySender
   const send = (timeoutMs: number) => sender.send({url: receiver.url, body: '{}', headers: {'content-type': 'application/json'}, timeoutMs})
 
-  // nock's interceptor hands every request a fresh agent of its own, so the sender's pooled
-  // agent (its maxSockets queue, the thing under test) only exists with nock off. These tests
-  // reach only the loopback receiver.
-  before(function () {
-    nock.restore()
-  })
-  after(function () {
-    nock.activate()
-  })
   beforeEach(async function () {
     receiver = await new Receiver().start()
   })
@@ -105,6 +107,20 @@ describe('DeliverySender timeout', function () {
     expect(first.kind).to.equal('timeout')
     expect(second).to.include({kind: 'response', statusCode: 200})
     expect(second.durationMs).to.be.below(300)
+  })
+
+  it('times out a connection whose TLS handshake never ends, as a timeout that spent no receiver time', async function () {
+    // Accepts the TCP connection and never answers the TLS hello.
+    const silent = net.createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    sender = new DeliverySender(loopback)
+    const started = performance.now()
+    const result = await sender.send({url: `https://localhost:${(silent.address() as AddressInfo).port}/in`, body: '{}', headers: {}, timeoutMs: 300})
+    const waited = performance.now() - started
+    silent.close()
+    expect(result).to.include({kind: 'timeout', durationMs: 0})
+    // undici checks connect timeouts on a coarse tick (up to a second late).
+    expect(waited).to.be.within(290, 1500)
   })
 
   it('rejects a socket bound that is not a positive integer', function () {
