@@ -173,7 +173,9 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
 function failure(error: Error, durationMs: number): SendResult {
   // The guard's refusal reaches undici through the lookup callback, sometimes wrapped.
   const cause = (error as {cause?: unknown}).cause
-  const blocked = [error, cause].find((candidate) => candidate instanceof SsrfBlockedError || (candidate as {code?: string} | undefined)?.code === 'ESSRFBLOCKED')
+  const blocked = [error, cause].find(
+    (candidate) => candidate instanceof SsrfBlockedError || (candidate as {code?: string} | undefined)?.code === 'ESSRFBLOCKED',
+  )
   if (blocked) return {kind: 'blocked', durationMs, error: (blocked as Error).message}
   const code = (error as {code?: string}).code
   // undici's name for a connection the receiver closed mid-exchange; operators know Node's.

@@ -50,7 +50,12 @@ describe('DeliverySender', function () {
   })
 
   it('blocks a private IP literal before any request is made', async function () {
-    const result = await new DeliverySender({allowHosts: [], lookup: loopback.lookup}).send({url: 'https://10.0.0.7/in', body: '{}', headers: {}, timeoutMs: 1000})
+    const result = await new DeliverySender({allowHosts: [], lookup: loopback.lookup}).send({
+      url: 'https://10.0.0.7/in',
+      body: '{}',
+      headers: {},
+      timeoutMs: 1000,
+    })
     expect(result.kind).to.equal('blocked')
   })
 
