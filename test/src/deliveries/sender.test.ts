@@ -7,7 +7,6 @@ import {DeliverySender, RESPONSE_SNIPPET_BYTES} from '../../../src/deliveries/se
 import {signatureFor} from '../../../src/deliveries/signing.js'
 import {Receiver} from '../../helpers/receiver.js'
 
-
 describe('DeliverySender', function () {
   const loopback = {allowHosts: ['localhost'], lookup: async () => [{address: '127.0.0.1', family: 4 as const}]}
   const sender = new DeliverySender(loopback)
