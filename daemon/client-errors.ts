@@ -1,3 +1,4 @@
+import type {Server} from 'node:http'
 import type {Socket} from 'node:net'
 
 import type {Logger} from '../src/log/logger.js'
@@ -12,22 +13,50 @@ const STATUS_BY_CODE: Record<string, {status: number; reason: string; message: s
 const BAD_REQUEST = {status: 400, reason: 'Bad Request', message: 'Malformed HTTP request.'}
 
 /**
- * Answers requests Node's HTTP parser refuses before Koa sees them (unknown method, headers over
- * 16 KiB, a NUL in a header) with the API's error envelope and RateLimit headers, counted in
- * the client address's keyless bucket like any request without a valid key, then closes.
+ * The client ended the connection (a reset, or a close in the middle of a request): there is no
+ * request to answer, and nobody to answer it to.
  */
-export function answerClientErrors(limiter: RequestLimiter, logger: Logger) {
-  return (error: Error & {code?: string}, socket: Socket): void => {
+const CLOSED_BY_CLIENT = new Set(['ECONNRESET', 'EPIPE', 'HPE_INVALID_EOF_STATE'])
+
+/**
+ * Handles the connection errors Node reports as `clientError`.
+ *
+ * While the app holds a request on the connection (an upload cut off mid-body, a request timing
+ * out), the request was already counted when it came in (against its key, or its address without
+ * one) and its access line records the abort: the connection is only closed. Counting it again
+ * against the address would let any client's dropped uploads use up the keyless budget of every
+ * customer behind the same address. A connection the client closes between requests is closed
+ * too, uncounted. Requests Node's parser refuses before the app sees them (an unknown method,
+ * headers over 16 KiB, a NUL in a header) are answered with the API's error envelope and
+ * RateLimit headers, counted in the address's keyless budget (their token is never read), then
+ * closed.
+ */
+export function answerClientErrors(server: Server, limiter: RequestLimiter, logger: Logger): void {
+  const requestsOpen = new WeakMap<Socket, number>()
+  server.on('request', (request, response) => {
+    const socket = request.socket
+    requestsOpen.set(socket, (requestsOpen.get(socket) ?? 0) + 1)
+    response.once('close', () => requestsOpen.set(socket, (requestsOpen.get(socket) ?? 1) - 1))
+  })
+  server.on('clientError', (error: Error & {code?: string}, socket: Socket) => {
+    const code = error.code ?? 'unknown'
+    if ((requestsOpen.get(socket) ?? 0) > 0 || CLOSED_BY_CLIENT.has(code)) {
+      socket.destroy()
+      return
+    }
     const address = socket.remoteAddress ?? 'unknown'
+    const answer = STATUS_BY_CODE[code] ?? BAD_REQUEST
+    // Only the code: the error's rawPacket holds the request's bytes, an Authorization header included.
+    logger.info({remote_address: address, code, status: answer.status}, 'request refused by the HTTP parser')
     limiter
       .consumeAnonymous(address)
       .catch(() => null)
       .then((decision) => {
-        if (!socket.writable) return
-        socket.end(response(STATUS_BY_CODE[error.code ?? ''] ?? BAD_REQUEST, decision))
+        if (!socket.writable) return void socket.destroy()
+        socket.end(response(answer, decision))
       })
       .catch((failure: Error) => logger.debug({err: failure}, 'could not answer a malformed request'))
-  }
+  })
 }
 
 function response(answer: {status: number; reason: string; message: string}, decision: RateDecision | null): string {

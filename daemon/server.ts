@@ -59,7 +59,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const app = role === 'worker' ? createOpsApp(services, logger) : (await import('./app.js')).createApp(services, logger)
   const server = http.createServer(app.callback())
   server.keepAliveTimeout = 65_000
-  server.on('clientError', answerClientErrors(services.limiter, logger))
+  answerClientErrors(server, services.limiter, logger)
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

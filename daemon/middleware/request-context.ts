@@ -10,6 +10,8 @@ const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/
 /**
  * Gives each request an id (the caller's X-Request-Id when it is sane) and a child logger, and
  * writes one access line when it ends. Headers and bodies are never logged: they carry tokens.
+ * A request whose client went away before its answer (an upload cut off mid-body) is marked
+ * `aborted`: its status is what the daemon would have answered, which nobody received.
  */
 export function requestContext(logger: Logger) {
   return async function requestContextMiddleware(ctx: AppContext, next: Next): Promise<void> {
@@ -30,6 +32,7 @@ export function requestContext(logger: Logger) {
           duration_ms: Math.round(durationMs * 100) / 100,
           customer_id: ctx.state.customerId,
           key_id: ctx.state.key?.id,
+          ...(ctx.req.socket.destroyed ? {aborted: true} : {}),
         },
         'request',
       )
