@@ -5,11 +5,12 @@ import type {Services} from '../src/services.js'
 import type {AppState} from './context.js'
 import {TrustedProxies} from '../src/shared/trusted-proxies.js'
 import {clientAddress} from './middleware/client-address.js'
-import {identifyCaller, requireAuthentication} from './middleware/auth.js'
+import {requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
 import {jsonBody} from './middleware/json-body.js'
 import {recordMetrics} from './middleware/metrics.js'
-import {guardAddress, rateLimit} from './middleware/rate-limit.js'
+import {rateLimit} from './middleware/rate-limit.js'
+import {identifyCaller} from './middleware/identify-caller.js'
 import {requestContext} from './middleware/request-context.js'
 import {healthRoutes} from './routes/health.js'
 import {leadRoutes} from './routes/leads.js'
@@ -18,8 +19,8 @@ import {webhookRoutes} from './routes/webhooks.js'
 
 /**
  * The public API as a Koa app, in the order a request travels: the client's address, context
- * and error envelope, health probes, the throttled-address guard, caller identification, rate limit, the API
- * document, authentication, body parsing, then the routes.
+ * and error envelope, health probes, caller identification (which guards the address's keyless
+ * budget), the key's rate limit, the API document, authentication, body parsing, then the routes.
  */
 export function createApp(services: Services, logger: Logger): Koa<AppState> {
   const app = new Koa<AppState>({proxy: false})
@@ -35,8 +36,7 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(recordMetrics(services.metrics))
   app.use(errorEnvelope)
   app.use(health.routes())
-  app.use(guardAddress(services.limiter, services.metrics))
-  app.use(identifyCaller(services.keyAuthenticator))
+  app.use(identifyCaller(services.keyAuthenticator, services.limiter, services.metrics))
   app.use(rateLimit(services.limiter, services.rateLimits, services.metrics))
   // The API document is public, but counted like any request (per key, or per address without one).
   app.use(openApiRoutes().routes())

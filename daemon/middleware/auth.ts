@@ -1,27 +1,12 @@
 import type {Next} from 'koa'
 
-import type {KeyAuthenticator} from '../../src/keys/key-authenticator.js'
 import {ENDPOINT_SCOPES, type Endpoint} from '../../src/keys/scopes.js'
 import {AuthenticationError, AuthorizationError} from '../../src/shared/errors.js'
 import {UUID_PATTERN} from '../../src/shared/validate.js'
 import type {AppContext} from '../context.js'
 
-const BEARER = /^Bearer +(\S+)$/i
-
-/**
- * Finds the key behind the bearer token without rejecting anything yet, so the rate limiter
- * can count the request against the key (or, without one, against the client address).
- */
-export function identifyCaller(authenticator: KeyAuthenticator) {
-  return async function identifyCallerMiddleware(ctx: AppContext, next: Next): Promise<void> {
-    const token = BEARER.exec(ctx.get('authorization'))?.[1]
-    if (token !== undefined) {
-      const key = await authenticator.authenticate(token)
-      if (key) ctx.state.key = key
-    }
-    await next()
-  }
-}
+/** An Authorization header carrying a bearer token; the token is its group. */
+export const BEARER = /^Bearer +(\S+)$/i
 
 /** Rejects a request without a valid token (401) or for another customer than the key's (403). */
 export async function requireAuthentication(ctx: AppContext, next: Next): Promise<void> {

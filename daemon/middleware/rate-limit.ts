@@ -8,38 +8,24 @@ import {isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
 
 /**
- * Refuses an address that has used up its keyless budget before its token is looked up: token
- * guessing costs the guesser its budget, not a database lookup each, and a throttled address
- * learns nothing about which tokens are valid.
- */
-export function guardAddress(limiter: RequestLimiter, metrics: Metrics) {
-  return async function guardAddressMiddleware(ctx: AppContext, next: Next): Promise<void> {
-    const refusal = await limiter.anonymousRefusal(ctx.ip)
-    if (refusal) applyDecision(ctx, refusal, metrics, 'anonymous')
-    await next()
-  }
-}
-
-/**
- * Counts the request against its key's bucket (bulk or default), or against the client address
- * when it has no valid key; internal keys are exempt. The RateLimit headers are set before
- * anything else can fail, so every response carries them; a refusal is a 429 with Retry-After.
+ * Counts a keyed request against its key's bucket (bulk or default); internal keys are exempt.
+ * A request without a valid key was counted against its client address by identifyCaller. The
+ * RateLimit headers are set before anything else can fail, so every response carries them; a
+ * refusal is a 429 with Retry-After.
  */
 export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService, metrics: Metrics) {
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const key = ctx.state.key
-    let decision: RateDecision
+    if (!key) return next()
     const bucket: Bucket = isBulkRequest(ctx) ? 'bulk' : 'default'
-    if (!key) decision = await limiter.consumeAnonymous(ctx.ip)
-    else if (key.internal) decision = limiter.internalDecision()
-    else decision = await limiter.consumeKey(key.id, bucket, await rateLimits.limitsFor(key))
-    applyDecision(ctx, decision, metrics, key ? bucket : 'anonymous')
+    const decision = key.internal ? limiter.internalDecision() : await limiter.consumeKey(key.id, bucket, await rateLimits.limitsFor(key))
+    applyDecision(ctx, decision, metrics, bucket)
     await next()
   }
 }
 
 /** Sets the RateLimit headers; throws the 429 when the decision refuses. */
-function applyDecision(ctx: AppContext, decision: RateDecision, metrics: Metrics, bucket: Bucket | 'anonymous'): void {
+export function applyDecision(ctx: AppContext, decision: RateDecision, metrics: Metrics, bucket: Bucket | 'anonymous'): void {
   ctx.set('RateLimit-Limit', String(decision.limit))
   ctx.set('RateLimit-Remaining', String(decision.remaining))
   ctx.set('RateLimit-Reset', String(decision.resetSeconds))

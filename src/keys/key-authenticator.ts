@@ -10,6 +10,8 @@ interface KeyAuthenticatorOptions {
    */
   cacheTtlMs?: number
   maxCachedTokens?: number
+  /** How long the token hashes of internal keys are reused; bounds how late a new internal key is recognised (see isInternalToken). */
+  internalTokensTtlMs?: number
   clock?: Clock
 }
 
@@ -28,6 +30,9 @@ export class KeyAuthenticator {
   private readonly hits = new Map<string, CachedGrant>()
   private readonly misses = new Map<string, CachedGrant>()
   private readonly lastUsed = new Map<string, number>()
+  private internalTokens: {hashes: ReadonlySet<string>; loadedAt: number} = {hashes: new Set(), loadedAt: -Infinity}
+  private internalTokensLoading: Promise<void> | null = null
+  private readonly internalTokensTtlMs: number
   private readonly cacheTtlMs: number
   private readonly maxCachedTokens: number
   private readonly clock: Clock
@@ -38,20 +43,51 @@ export class KeyAuthenticator {
   ) {
     this.cacheTtlMs = options.cacheTtlMs ?? 2000
     this.maxCachedTokens = options.maxCachedTokens ?? 10_000
+    this.internalTokensTtlMs = options.internalTokensTtlMs ?? 5000
     this.clock = options.clock ?? systemClock
   }
 
   /** The active key the token belongs to, or null when it is malformed, unknown, retired, revoked or expired. */
   async authenticate(token: string): Promise<ApiKey | null> {
     if (!isWellFormedToken(token)) return null
-    const hash = hashToken(token)
     const now = this.clock.now()
-    const grant = await this.lookup(hash, now)
-    if (!grant) return null
-    if (grant.tokenRetiresAt !== null && grant.tokenRetiresAt <= now) return null
-    if (keyState(grant.key, now) !== 'active') return null
-    this.lastUsed.set(grant.key.id, now)
-    return grant.key
+    return this.activeKey(await this.lookup(hashToken(token), now), now)
+  }
+
+  /**
+   * What authenticate would answer without a lookup: the key, or null, when the token's last
+   * lookup is still cached (or it is malformed); undefined when only a lookup can tell.
+   */
+  cachedKey(token: string): ApiKey | null | undefined {
+    if (!isWellFormedToken(token)) return null
+    const now = this.clock.now()
+    const hash = hashToken(token)
+    const cached = this.hits.get(hash) ?? this.misses.get(hash)
+    if (!cached || now - cached.loadedAt >= this.cacheTtlMs) return undefined
+    return this.activeKey(cached.grant, now)
+  }
+
+  /**
+   * Whether the token is one of an internal key's, told apart from any other token without a
+   * lookup of it: the hashes of every internal key's tokens are read at most once per
+   * internalTokensTtlMs (internal keys are few). An address over its keyless budget is refused
+   * without a token lookup, except for these tokens, so its guesses still cost no query.
+   * A true answer only says the token may be valid: authenticate decides.
+   */
+  async isInternalToken(token: string): Promise<boolean> {
+    if (!isWellFormedToken(token)) return false
+    if (this.clock.now() - this.internalTokens.loadedAt >= this.internalTokensTtlMs) {
+      this.internalTokensLoading ??= this.store
+        .internalTokenHashes()
+        .then((hashes) => {
+          this.internalTokens = {hashes: new Set(hashes), loadedAt: this.clock.now()}
+        })
+        // The last hashes known are kept until the next try: a database that fails here fails the lookups anyway.
+        .catch(() => void (this.internalTokens = {...this.internalTokens, loadedAt: this.clock.now()}))
+        .finally(() => (this.internalTokensLoading = null))
+      await this.internalTokensLoading
+    }
+    return this.internalTokens.hashes.has(hashToken(token))
   }
 
   /** Writes the remembered use times; the daemon calls it on a timer and at shutdown. */
@@ -66,6 +102,14 @@ export class KeyAuthenticator {
       for (const [keyId, at] of batch) if ((this.lastUsed.get(keyId) ?? 0) < at) this.lastUsed.set(keyId, at)
       throw error
     }
+  }
+
+  private activeKey(grant: TokenGrant | null, now: number): ApiKey | null {
+    if (!grant) return null
+    if (grant.tokenRetiresAt !== null && grant.tokenRetiresAt <= now) return null
+    if (keyState(grant.key, now) !== 'active') return null
+    this.lastUsed.set(grant.key.id, now)
+    return grant.key
   }
 
   private async lookup(hash: string, now: number): Promise<TokenGrant | null> {

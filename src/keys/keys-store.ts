@@ -47,6 +47,19 @@ export class KeysStore {
   }
 
   /**
+   * The token hashes of every internal key not revoked, of all customers (few: the operator's own
+   * jobs), so the address guard can tell an internal key's token from a guess without a lookup.
+   */
+  async internalTokenHashes(): Promise<string[]> {
+    const rows = (await this.db('api_tokens')
+      .join('api_keys', 'api_keys.id', 'api_tokens.key_id')
+      .where('api_keys.internal', true)
+      .whereNull('api_keys.revoked_at')
+      .select('api_tokens.token_hash')) as Array<{token_hash: string}>
+    return rows.map((row) => row.token_hash)
+  }
+
+  /**
    * Adds a token to the key and retires its other live tokens at `retireAt`, in one transaction,
    * so a rotation never leaves the key with no working token or with an extra one.
    */

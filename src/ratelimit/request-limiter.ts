@@ -20,8 +20,7 @@ const REDIS_WARNING_INTERVAL_MS = 30_000
 const REDIS_ANSWER_TIMEOUT_MS = 250
 /**
  * How long an address seen under its keyless budget is not asked about again (with Redis). Each
- * request of a valid key would otherwise cost a Redis round trip before anything else (0.5 to 1 ms
- * at concurrency 1 here). The daemon that counts a keyless request forgets the address at once;
+ * request of a valid key would otherwise cost a Redis round trip before anything else. The daemon that counts a keyless request forgets the address at once;
  * one whose budget another daemon spent is refused here within this time.
  */
 const UNDER_BUDGET_MEMORY_MS = 1000
@@ -52,9 +51,19 @@ export interface Usage {
  */
 export class RequestLimiter {
   private readonly counters: Record<Window, RateLimiterAbstract>
+  /**
+   * With Redis, this daemon's own count of each address's keyless requests besides the shared one.
+   * A Redis answer later than REDIS_ANSWER_TIMEOUT_MS (Redis slow, or this daemon's event loop
+   * busy with a burst) is replaced by a count in memory of only the late requests; this one counts
+   * them all, so a daemon never lets an address past its budget, whatever Redis does.
+   */
+  private readonly ownAnonymous: RateLimiterAbstract | null
   private lastRedisWarning = 0
   /** Addresses last seen under their keyless budget, until when (see UNDER_BUDGET_MEMORY_MS). */
   private readonly underBudget = new Map<string, number>()
+  /** The number of this daemon's last keyless count per address (see anonymousRefusal). */
+  private readonly charged = new Map<string, number>()
+  private charges = 0
 
   constructor(
     private readonly redis: RedisConnection | null,
@@ -77,6 +86,7 @@ export class RequestLimiter {
       return new RLWrapperTimeouts({limiter: shared, timeoutMs: REDIS_ANSWER_TIMEOUT_MS, insuranceLimiter})
     }
     this.counters = {minute: build('minute'), hour: build('hour'), bulk: build('bulk'), anonymous: build('anonymous')}
+    this.ownAnonymous = redis ? new RateLimiterMemory({keyPrefix: 'own', points: COUNTER_CEILING, duration: WINDOW_SECONDS.anonymous}) : null
   }
 
   /**
@@ -98,24 +108,46 @@ export class RequestLimiter {
     return hour.remaining < minute.remaining ? hour : minute
   }
 
-  /** Counts a request without a valid key against its client address. */
+  /**
+   * Counts a request against its client address's keyless budget. The address guard counts every
+   * request it cannot yet tie to a valid key, before its token is looked up, and refunds the
+   * ones whose token turns out valid (refundAnonymous).
+   */
   async consumeAnonymous(address: string): Promise<RateDecision> {
     this.warnIfRedisDown()
+    if (this.charged.size >= UNDER_BUDGET_ADDRESSES) this.charged.clear()
+    this.charged.set(address, ++this.charges)
     this.underBudget.delete(address)
-    return decide(await this.counters.anonymous.consume(address), ANONYMOUS_PER_MINUTE)
+    const [shared, own] = await Promise.all([this.counters.anonymous.consume(address), this.ownAnonymous?.consume(address)])
+    const decision = decide(shared, ANONYMOUS_PER_MINUTE)
+    if (!own) return decision
+    const ownDecision = decide(own, ANONYMOUS_PER_MINUTE)
+    if (!decision.allowed) return decision
+    return !ownDecision.allowed || ownDecision.remaining < decision.remaining ? ownDecision : decision
+  }
+
+  /** Takes back a request counted by consumeAnonymous: its token was valid, so it counts against its key instead. */
+  async refundAnonymous(address: string): Promise<void> {
+    await Promise.all([this.counters.anonymous.reward(address, 1), this.ownAnonymous?.reward(address, 1)])
   }
 
   /**
    * The refusal an address has earned without spending more budget: non-null once its keyless
-   * requests (including every failed token guess) used up the minute. Checked before any token
-   * is looked up, so a throttled address cannot tell a valid token from a guess.
+   * requests (including every failed token guess) used up the minute. The guard asks it for a
+   * request whose token it already knows to be valid, so a throttled address cannot tell a valid
+   * token from a guess.
    */
   async anonymousRefusal(address: string): Promise<RateDecision | null> {
     this.warnIfRedisDown()
+    const own = await this.ownAnonymous?.get(address)
+    if (own && own.consumedPoints >= ANONYMOUS_PER_MINUTE) return {...decide(own, ANONYMOUS_PER_MINUTE), allowed: false}
     if ((this.underBudget.get(address) ?? 0) > Date.now()) return null
+    const chargedBefore = this.charged.get(address)
     const used = await this.counters.anonymous.get(address)
     if (!used || used.consumedPoints < ANONYMOUS_PER_MINUTE) {
-      if (this.redis) this.rememberUnderBudget(address)
+      // An answer read while this daemon counted a request of the address may predate that
+      // count: only an answer no count overtook is remembered.
+      if (this.redis && this.charged.get(address) === chargedBefore) this.rememberUnderBudget(address)
       return null
     }
     return {...decide(used, ANONYMOUS_PER_MINUTE), allowed: false}

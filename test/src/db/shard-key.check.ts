@@ -98,6 +98,10 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
     why: 'key lookup by token hash at authentication',
   },
   {
+    sql: /^select `api_tokens`\.`token_hash` from `api_tokens` inner join `api_keys` on `api_keys`\.`id` = `api_tokens`\.`key_id` where `api_keys`\.`internal` = \? and `api_keys`\.`revoked_at` is null$/,
+    why: 'the token hashes of every internal key, so an address over its keyless budget can tell them from guesses without a lookup (at most once per 5 s per daemon, and only while some address is over budget)',
+  },
+  {
     sql: /^update `api_keys` set `last_used_at` = \? where `id` = \? and \(`last_used_at` is null or `last_used_at` < \?\)$/,
     why: 'the authenticator\u2019s batched last-used flush: keys of many customers in one transaction',
   },

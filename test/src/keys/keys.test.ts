@@ -84,6 +84,30 @@ describe('keys', function () {
       expect((await services.keys.get(key.id)).revokedAt).to.be.a('number')
     })
 
+    it("tells an internal key's token from any other with one read of the hashes per 5 s, whatever the number of tokens asked", async function () {
+      const store = new KeysStore(db)
+      let reads = 0
+      const read = store.internalTokenHashes.bind(store)
+      store.internalTokenHashes = () => (reads++, read())
+      const auth = new KeyAuthenticator(store, {clock, internalTokensTtlMs: 5000})
+      const {customer, token} = await newTenant(services)
+      const internal = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read'], internal: true})
+
+      const answers = await Promise.all([internal.token, token, mintToken(), 'svc_nothex'].map((each) => auth.isInternalToken(each)))
+      expect(answers).to.deep.equal([true, false, false, false])
+      for (let i = 0; i < 100; i++) expect(await auth.isInternalToken(mintToken())).to.equal(false)
+      expect(reads).to.equal(1)
+
+      // A new internal key is known at the next read; a revoked one is no longer listed.
+      const later = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read'], internal: true})
+      await services.keys.revoke(internal.key.id)
+      expect(await auth.isInternalToken(later.token)).to.equal(false)
+      clock.advance(5000)
+      expect(await auth.isInternalToken(later.token)).to.equal(true)
+      expect(await auth.isInternalToken(internal.token)).to.equal(false)
+      expect(reads).to.equal(2)
+    })
+
     it('refuses an expired key', async function () {
       const {customer} = await newTenant(services)
       const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read'], expiresInMs: 1000})

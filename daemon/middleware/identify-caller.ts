@@ -1,0 +1,51 @@
+import type {Next} from 'koa'
+
+import type {KeyAuthenticator} from '../../src/keys/key-authenticator.js'
+import type {Metrics} from '../../src/metrics/metrics.js'
+import type {RequestLimiter} from '../../src/ratelimit/request-limiter.js'
+import type {AppContext} from '../context.js'
+import {BEARER} from './auth.js'
+import {applyDecision} from './rate-limit.js'
+
+/**
+ * Finds the key behind the bearer token, without rejecting anything yet (requireAuthentication
+ * does), and guards the client address's keyless budget (100 requests a minute):
+ *
+ * - A token this daemon found valid moments ago (KeyAuthenticator.cachedKey) costs no lookup. Its
+ *   request goes on unless the address is over its budget: a throttled address cannot tell a
+ *   valid token from a guess.
+ * - Any other request is counted against the address before its token is looked up, so a lookup
+ *   is always paid for first, also when a burst of guesses arrives at once; a token that turns
+ *   out valid is refunded and its request counted against its key instead.
+ * - An internal key is exempt from the budget too. Over budget, a token is looked up only when
+ *   it is one of an internal key's (told from the hashes KeyAuthenticator keeps), so guesses from
+ *   a throttled address still cost no query.
+ */
+export function identifyCaller(authenticator: KeyAuthenticator, limiter: RequestLimiter, metrics: Metrics) {
+  return async function identifyCallerMiddleware(ctx: AppContext, next: Next): Promise<void> {
+    const token = BEARER.exec(ctx.get('authorization'))?.[1]
+    const known = token === undefined ? null : authenticator.cachedKey(token)
+    if (known) {
+      if (!known.internal) {
+        const refusal = await limiter.anonymousRefusal(ctx.ip)
+        if (refusal) applyDecision(ctx, refusal, metrics, 'anonymous')
+      }
+      ctx.state.key = known
+      return next()
+    }
+
+    const decision = await limiter.consumeAnonymous(ctx.ip)
+    if (token !== undefined && known === undefined && (decision.allowed || (await authenticator.isInternalToken(token)))) {
+      const key = await authenticator.authenticate(token)
+      if (key && (decision.allowed || key.internal)) {
+        // A refund lost to a Redis fault costs the address one request of its budget, never this request.
+        await limiter.refundAnonymous(ctx.ip).catch(() => undefined)
+        ctx.state.key = key
+        return next()
+      }
+    }
+    // Without a valid key the request stays counted against the address: these are its headers.
+    applyDecision(ctx, decision, metrics, 'anonymous')
+    return next()
+  }
+}
