@@ -116,12 +116,15 @@ const deepRow = (await db('leads').where({customer_id: main.id, contact_email: d
   id: string
   updated_at: number | string
 }
-const deepCursor = new CursorCodec(Buffer.from(MASTER_KEY, 'hex')).encode({
-  sortBy: 'updated_at',
-  sortDir: 'asc',
-  value: Number(deepRow.updated_at),
-  id: deepRow.id,
-})
+const deepCursor = new CursorCodec(Buffer.from(MASTER_KEY, 'hex')).encode(
+  {
+    sortBy: 'updated_at',
+    sortDir: 'asc',
+    value: Number(deepRow.updated_at),
+    id: deepRow.id,
+  },
+  main.id,
+)
 const probe = lead(main.id, main.stageIds, Math.floor(MAIN * 0.777))
 // Four of six syllables: the surnames of 100 leads.
 const surnamePrefix = probe.contactName!.split(' ')[1]!.slice(0, 8)

@@ -16,12 +16,18 @@ export interface CursorPosition {
   id: string
 }
 
+/** A decoded position; `unbound` when the cursor predates customer binding and names no customer. */
+export type DecodedPosition<P> = P & {unbound?: true}
+
 const SIGNATURE_BYTES = 16
 
 /**
  * Encodes and checks the opaque keyset cursor. The payload is signed with a key derived from
  * the master key, so every daemon sharing the configuration accepts the others' cursors and a
- * client cannot forge a position; any change to a cursor makes it a 400, never a 500.
+ * client cannot forge a position; any change to a cursor makes it a 400, never a 500. A cursor
+ * names the customer it was issued for: another customer's is a 400, since it would page (or
+ * sync) from a position in someone else's leads and silently skip rows of one's own. Cursors
+ * signed before that carry no customer and are decoded as `unbound` (the caller checks them).
  */
 export class CursorCodec {
   private readonly key: Buffer
@@ -30,20 +36,22 @@ export class CursorCodec {
     this.key = createHmac('sha256', masterKey).update('leads-list-cursor-v1').digest()
   }
 
-  encode(position: CursorPosition): string {
-    const payload = Buffer.from(JSON.stringify({s: position.sortBy, d: position.sortDir, v: position.value, i: position.id})).toString('base64url')
+  encode(position: CursorPosition, customerId: string): string {
+    const payload = Buffer.from(JSON.stringify({s: position.sortBy, d: position.sortDir, v: position.value, i: position.id, c: customerId})).toString(
+      'base64url',
+    )
     return `${payload}.${this.sign(payload).toString('base64url')}`
   }
 
   /** A change-feed position (sync=true), with the updated_since the feed was started with. */
-  encodeChange(position: {seq: number; id: string; updatedSince: number | null}): string {
-    const payload = Buffer.from(JSON.stringify({k: 'sync', q: position.seq, i: position.id, u: position.updatedSince})).toString('base64url')
+  encodeChange(position: ChangeCursor, customerId: string): string {
+    const payload = Buffer.from(JSON.stringify({k: 'sync', q: position.seq, i: position.id, u: position.updatedSince, c: customerId})).toString('base64url')
     return `${payload}.${this.sign(payload).toString('base64url')}`
   }
 
   /** Decodes a change-feed cursor; a sort cursor, or anything edited, is a 400. */
-  decodeChange(cursor: string): {seq: number; id: string; updatedSince: number | null} {
-    const parsed = this.verifiedPayload(cursor)
+  decodeChange(cursor: string, customerId: string): DecodedPosition<ChangeCursor> {
+    const parsed = this.verifiedPayload(cursor, customerId)
     if (parsed['k'] !== 'sync') {
       throw new ValidationError('cursor was issued for a sorted list, not for sync=true; drop sync=true, or drop the cursor to start the feed over', 'cursor')
     }
@@ -58,12 +66,12 @@ export class CursorCodec {
     ) {
       throw invalidCursor()
     }
-    return {seq: q, id: i, updatedSince: u}
+    return {seq: q, id: i, updatedSince: u, ...unbound(parsed)}
   }
 
   /** Decodes a cursor and checks it belongs to the requested sort; throws ValidationError otherwise. */
-  decode(cursor: string, sortBy: SortField, sortDir: SortDirection): CursorPosition {
-    const position = this.verify(cursor)
+  decode(cursor: string, sortBy: SortField, sortDir: SortDirection, customerId: string): DecodedPosition<CursorPosition> {
+    const position = this.verify(cursor, customerId)
     if (position.sortBy !== sortBy || position.sortDir !== sortDir) {
       throw new ValidationError(
         `cursor was issued for sort_by=${position.sortBy}&sort_dir=${position.sortDir}; ` +
@@ -74,8 +82,8 @@ export class CursorCodec {
     return position
   }
 
-  private verify(cursor: string): CursorPosition {
-    const parsed = this.verifiedPayload(cursor)
+  private verify(cursor: string, customerId: string): DecodedPosition<CursorPosition> {
+    const parsed = this.verifiedPayload(cursor, customerId)
     if (parsed['k'] === 'sync') {
       throw new ValidationError('cursor was issued for sync=true; repeat sync=true with it, or drop the cursor to start over', 'cursor')
     }
@@ -83,11 +91,11 @@ export class CursorCodec {
     const sortOk = (SORT_FIELDS as readonly unknown[]).includes(s) && (SORT_DIRECTIONS as readonly unknown[]).includes(d)
     const valueOk = (typeof v === 'number' && Number.isSafeInteger(v)) || (v === null && s === 'last_interaction_at')
     if (!sortOk || !valueOk || typeof i !== 'string' || !UUID_PATTERN.test(i)) throw invalidCursor()
-    return {sortBy: s as SortField, sortDir: d as SortDirection, value: v as number | null, id: i}
+    return {sortBy: s as SortField, sortDir: d as SortDirection, value: v as number | null, id: i, ...unbound(parsed)}
   }
 
-  /** The payload of a cursor this service signed; any other string is a 400. */
-  private verifiedPayload(cursor: string): Record<string, unknown> {
+  /** The payload of a cursor this service signed for the customer (or for no customer); any other string is a 400. */
+  private verifiedPayload(cursor: string, customerId: string): Record<string, unknown> {
     const [payload, signature, ...rest] = cursor.split('.')
     if (!payload || !signature || rest.length > 0) throw invalidCursor()
     const given = Buffer.from(signature, 'base64url')
@@ -99,12 +107,33 @@ export class CursorCodec {
       throw invalidCursor()
     }
     if (parsed === null || typeof parsed !== 'object') throw invalidCursor()
+    const issuedFor = (parsed as Record<string, unknown>)['c']
+    if (issuedFor !== undefined && issuedFor !== customerId) throw foreignCursor()
     return parsed as Record<string, unknown>
   }
 
   private sign(payload: string): Buffer {
     return createHmac('sha256', this.key).update(payload).digest().subarray(0, SIGNATURE_BYTES)
   }
+}
+
+/** A change-feed position (sync=true), with the updated_since the feed was started with. */
+export interface ChangeCursor {
+  seq: number
+  id: string
+  updatedSince: number | null
+}
+
+/** The 400 for a cursor issued for another customer than the caller's. */
+export function foreignCursor(): ValidationError {
+  return new ValidationError(
+    'cursor was not issued for this customer; a cursor works only for the customer it was issued for. Drop the cursor to start over',
+    'cursor',
+  )
+}
+
+function unbound(payload: Record<string, unknown>): {unbound?: true} {
+  return payload['c'] === undefined ? {unbound: true} : {}
 }
 
 function invalidCursor(): ValidationError {

@@ -166,6 +166,11 @@ export class LeadQueryStore {
    * How many leads match the filters, ignoring cursor and offset: from the kept counts when the
    * filters are equality filters only, else counted over the rows an index bounds.
    */
+  /** Whether the customer has a lead of this id. */
+  async hasLead(customerId: string, id: string): Promise<boolean> {
+    return (await this.db('leads').where({customer_id: customerId, id}).first('id')) !== undefined
+  }
+
   async count(customerId: string, filters: LeadFilters): Promise<number> {
     const {search: plan, ...rest} = filters
     if (plan === undefined && filters.createdSince === undefined && filters.updatedSince === undefined) return this.counts.total(customerId, filters)

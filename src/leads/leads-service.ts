@@ -1,7 +1,7 @@
 import pLimit, {type LimitFunction} from 'p-limit'
 
 import {ValidationError} from '../shared/errors.js'
-import type {CursorCodec, CursorPosition} from './cursor.js'
+import {type CursorCodec, type CursorPosition, type DecodedPosition, foreignCursor} from './cursor.js'
 import type {Lead} from './lead-types.js'
 import {toApiLead} from './lead-view.js'
 import type {LeadChangeFeed} from './lead-change-feed.js'
@@ -61,7 +61,8 @@ export class LeadsService {
 
   /** A page of the sorted list, with its filters and search. */
   private async page(customerId: string, query: ListQuery): Promise<LeadList> {
-    const after = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, query.sortBy, query.sortDir)
+    const after =
+      query.cursor === undefined ? undefined : await this.ownPosition(customerId, this.cursors.decode(query.cursor, query.sortBy, query.sortDir, customerId))
     const filters = {
       status: query.status,
       stageId: query.stageId,
@@ -85,7 +86,7 @@ export class LeadsService {
       total,
       limit: query.limit,
       offset: query.offset,
-      next_cursor: rows.length > query.limit && last ? this.cursors.encode(positionOf(last, query)) : null,
+      next_cursor: rows.length > query.limit && last ? this.cursors.encode(positionOf(last, query), customerId) : null,
     }
   }
 
@@ -98,7 +99,10 @@ export class LeadsService {
     if (query.cursor !== undefined && query.updatedSince !== undefined) {
       throw new ValidationError('updated_since only starts the change feed; a cursor already carries where it started', 'updated_since')
     }
-    const from = query.cursor === undefined ? {...FEED_START, updatedSince: query.updatedSince ?? null} : this.cursors.decodeChange(query.cursor)
+    const from =
+      query.cursor === undefined
+        ? {...FEED_START, updatedSince: query.updatedSince ?? null}
+        : await this.ownPosition(customerId, this.cursors.decodeChange(query.cursor, customerId))
     const updatedSince = from.updatedSince ?? undefined
     const [rows, total] = await Promise.all([
       this.changeFeed.listChanges(customerId, from, updatedSince, query.limit),
@@ -111,9 +115,20 @@ export class LeadsService {
       total,
       limit: query.limit,
       offset: 0,
-      next_cursor: this.cursors.encodeChange({seq: last.seq, id: last.id, updatedSince: from.updatedSince}),
+      next_cursor: this.cursors.encodeChange({seq: last.seq, id: last.id, updatedSince: from.updatedSince}, customerId),
       has_more: rows.length > query.limit,
     }
+  }
+
+  /**
+   * The position of a cursor the customer may use. One issued before cursors named their customer
+   * is the customer's when the lead it points after is (a position holds the id of the last lead
+   * returned; the feed's start points at none). The next cursor it gets names the customer.
+   */
+  private async ownPosition<P extends {id: string}>(customerId: string, decoded: DecodedPosition<P>): Promise<P> {
+    const {unbound, ...position} = decoded
+    if (unbound && position.id !== FEED_START.id && !(await this.store.hasLead(customerId, position.id))) throw foreignCursor()
+    return position as unknown as P
   }
 }
 
