@@ -20,8 +20,9 @@ const REDIS_WARNING_INTERVAL_MS = 30_000
 const REDIS_ANSWER_TIMEOUT_MS = 250
 /**
  * How long an address seen under its keyless budget is not asked about again (with Redis). Each
- * request of a valid key would otherwise cost a Redis round trip before anything else. The daemon that counts a keyless request forgets the address at once;
- * one whose budget another daemon spent is refused here within this time.
+ * request of a valid key would otherwise cost a Redis round trip before anything else. The daemon
+ * that counts a keyless request forgets the address at once; one whose budget another daemon
+ * spent is refused here within this time.
  */
 const UNDER_BUDGET_MEMORY_MS = 1000
 const UNDER_BUDGET_ADDRESSES = 10_000
