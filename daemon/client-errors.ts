@@ -7,7 +7,8 @@ import type {RateDecision, RequestLimiter} from '../src/ratelimit/request-limite
 const STATUS_BY_CODE: Record<string, {status: number; reason: string; message: string}> = {
   HPE_HEADER_OVERFLOW: {status: 431, reason: 'Request Header Fields Too Large', message: 'Request headers are too large (16 KiB at most).'},
   ERR_HTTP_REQUEST_TIMEOUT: {status: 408, reason: 'Request Timeout', message: 'The request was not received in time.'},
-  HPE_INVALID_METHOD: {status: 400, reason: 'Bad Request', message: 'HTTP method not supported by this API.'},
+  // A method outside Node's list (which has every registered one) is not an HTTP method the service knows (RFC 9110 15.6.2).
+  HPE_INVALID_METHOD: {status: 501, reason: 'Not Implemented', message: 'HTTP method not recognised by this API.'},
 }
 const BAD_REQUEST = {status: 400, reason: 'Bad Request', message: 'Malformed HTTP request.'}
 

@@ -45,7 +45,7 @@ describe('requests refused before routing', function () {
 
   describe("errors of Node's HTTP parser", function () {
     const cases: Array<[string, string | Buffer, number]> = [
-      ['an unknown method', 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['a method HTTP does not have', 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 501],
       ['headers over 16 KiB', `GET ${LIST} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
       ['a NUL in a header', Buffer.from(`GET ${LIST} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n`, 'latin1'), 400],
     ]
