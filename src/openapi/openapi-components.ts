@@ -20,10 +20,13 @@ const body = (description: string, schema: Json) => ({description, required: tru
 function requestBodies(): Json {
   return {
     CreateLead: body('A lead to create, or to merge into the lead it matches by email or phone.', ref('LeadInput')),
-    BulkRequest: body('1 to 500 rows, each a LeadInput on its own: a row that breaks it fails alone (its result has `status: "failed"` and the `error`), the other rows are written and the answer is still 200.', {
-      ...BULK_REQUEST_SCHEMA,
-      properties: {...BULK_REQUEST_SCHEMA.properties, leads: {...BULK_REQUEST_SCHEMA.properties.leads, items: ref('LeadInput')}},
-    }),
+    BulkRequest: body(
+      '1 to 500 rows, each a LeadInput on its own: a row that breaks it fails alone (its result has `status: "failed"` and the `error`), the other rows are written and the answer is still 200.',
+      {
+        ...BULK_REQUEST_SCHEMA,
+        properties: {...BULK_REQUEST_SCHEMA.properties, leads: {...BULK_REQUEST_SCHEMA.properties.leads, items: ref('LeadInput')}},
+      },
+    ),
     CreateWebhook: body('The webhook to register; left out, `timeout_seconds` is 10, `retry_attempts` 5 and `description` null.', CREATE_WEBHOOK_SCHEMA),
     UpdateWebhook: body('The fields to change; `rotate_secret: true` mints a new secret.', UPDATE_WEBHOOK_SCHEMA),
     RecoverRequest: body('From when failed deliveries are queued again.', RECOVER_REQUEST_SCHEMA),

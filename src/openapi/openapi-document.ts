@@ -93,7 +93,11 @@ function webhookPaths(): Json {
         operationId: 'listWebhooks',
         tags: ['webhooks'],
         responses: {
-          '200': {description: 'Webhooks, without secrets.', headers: RATE_HEADERS, content: webhookAnswer({webhooks: {type: 'array', items: ref('Webhook')}}, ['webhooks'])},
+          '200': {
+            description: 'Webhooks, without secrets.',
+            headers: RATE_HEADERS,
+            content: webhookAnswer({webhooks: {type: 'array', items: ref('Webhook')}}, ['webhooks']),
+          },
           ...errors([401, 403, 429, 500]),
         },
       }),

@@ -55,7 +55,8 @@ function headersOf(status: number, write: boolean): Json {
   if (status === 429) {
     return {...RATE_HEADERS, 'Retry-After': {description: 'Seconds to wait before retrying.', required: true, schema: {type: 'integer', minimum: 0}}}
   }
-  if (status === 405) return {...RATE_HEADERS, Allow: {description: 'The methods the path serves, e.g. `HEAD, GET, POST`.', required: true, schema: {type: 'string'}}}
+  if (status === 405)
+    return {...RATE_HEADERS, Allow: {description: 'The methods the path serves, e.g. `HEAD, GET, POST`.', required: true, schema: {type: 'string'}}}
   return status === 400 && write ? WRITE_HEADERS : RATE_HEADERS
 }
 

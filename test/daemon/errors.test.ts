@@ -92,7 +92,10 @@ describe('error envelope', function () {
 
     it('answers an unknown path with 404 whatever the method', async function () {
       for (const method of ['GET', 'TRACE', 'OPTIONS', 'PROPFIND']) {
-        const response = await rawRequest(daemon.url + '/api/agents/crm/contacts', method, {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id})
+        const response = await rawRequest(daemon.url + '/api/agents/crm/contacts', method, {
+          authorization: `Bearer ${tenant.token}`,
+          'x-customer-id': tenant.customer.id,
+        })
         expect(response.status, method).to.equal(404)
         expect(response.headers['allow'], method).to.equal(undefined)
       }

@@ -229,7 +229,8 @@ describe('OpenAPI document', function () {
         await daemon.services.webhooks.setActive(held, false)
         return send(daemon, 'PATCH', `${HOOKS}/${held}`, {is_active: true})
       },
-      'PATCH /api/agents/crm/lead-webhooks/{id} 413': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, JSON.stringify({description: 'x'.repeat(1_100_000)})),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 413': () =>
+        send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, JSON.stringify({description: 'x'.repeat(1_100_000)})),
       'PATCH /api/agents/crm/lead-webhooks/{id} 415': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, 'x', {'content-type': 'text/plain'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 429': () => twice('PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}, false),
       'PATCH /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'PATCH', `${HOOKS}/${webhookId}`, {description: 'x'}),
@@ -263,7 +264,8 @@ describe('OpenAPI document', function () {
 
     // Every path answers a method it does not serve with 405, and one HTTP does not have with 501.
     const concrete = (p: string) => p.replace('{id}', webhookId)
-    const credentials = (p: string): Record<string, string> => (p.startsWith('/api/') ? {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id} : {})
+    const credentials = (p: string): Record<string, string> =>
+      p.startsWith('/api/') ? {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id} : {}
     for (const [p, methods] of Object.entries(document.paths as Json)) {
       for (const method of Object.keys(methods as Json)) {
         scenarios[`${method.toUpperCase()} ${p} 405`] = () => anyMethod(daemon.url + concrete(p), 'TRACE', credentials(p))
@@ -295,5 +297,90 @@ describe('OpenAPI document', function () {
       }
     }
     expect(checked.length).to.equal(Object.keys(scenarios).length)
+  })
+
+  it('accepts exactly the lead bodies and bulk rows the service accepts, contact rule and email rule included', async function () {
+    const leadInput = ajv.compile(resolve(document.components.schemas.LeadInput, document) as Json)
+    const bodies: Json[] = [
+      {},
+      {contact_name: null},
+      {contact_name: '   '},
+      {contact_name: 'Ada'},
+      {contact_phone: '+1 555 010 2000'},
+      {contact_email: 'ada@example.org'},
+      {contact_email: '0@com'},
+      {contact_name: null, contact_email: 'grace@example.org'},
+      {contact_name: 5},
+      {contact_name: 'Ada', custom_fields: {note: 'bell\u0007'}},
+      {contact_name: 'Ada', nickname: 'A'},
+    ]
+    for (const [index, body] of bodies.entries()) {
+      const single = await daemon.request('/api/agents/crm/leads', {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify(body),
+      })
+      const bulk = await daemon.request('/api/agents/crm/leads/bulk', {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify({leads: [body], dry_run: true}),
+      })
+      const documented = leadInput(body)
+      expect(single.status, `${index} ${JSON.stringify(body)}: ${single.text}`).to.equal(documented ? 201 : 400)
+      // The single create came first, so a valid row with an email or phone merges into its lead.
+      expect(bulk.body.results[0].status, `${index} ${JSON.stringify(body)} as a bulk row`).to.be.oneOf(documented ? ['created', 'updated'] : ['failed'])
+    }
+  })
+
+  it('states a webhook url the service accepts with LEADS_WEBHOOK_ALLOW_HOSTS, and refuses what it refuses', async function () {
+    const allowing = await startTestDaemon(backend, {}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost:8443'})
+    try {
+      const who = await newTenant(allowing.services)
+      const createWebhook = ajv.compile(resolve(document.components.requestBodies.CreateWebhook.content['application/json'].schema, document) as Json)
+      for (const url of [
+        'https://localhost:8443/hooks',
+        'https://hooks.example.com/leads',
+        'http://hooks.example.com/leads',
+        'https://user:pw@hooks.example.com/',
+        'ftp://x.example/',
+      ]) {
+        const body = {url, event_types: ['lead.created']}
+        const response = await allowing.request('/api/agents/crm/lead-webhooks', {
+          method: 'POST',
+          token: who.token,
+          customerId: who.customer.id,
+          headers: {'content-type': 'application/json'},
+          body: JSON.stringify(body),
+        })
+        const documented = createWebhook(body)
+        expect(documented, url).to.equal(url.startsWith('https://') && !url.includes('@'))
+        if (!documented) expect(response.status, `${url}: ${response.text}`).to.equal(400)
+        if (url.includes('localhost')) expect(response.status, `${url}: ${response.text}`).to.equal(201)
+      }
+    } finally {
+      await allowing.stop()
+    }
+  })
+
+  it('declares Idempotent-Replayed on a replayed 400, which carries it', async function () {
+    for (const operationPath of ['/api/agents/crm/leads', '/api/agents/crm/leads/bulk']) {
+      expect(document.paths[operationPath].post.responses['400'].headers).to.have.property('Idempotent-Replayed')
+    }
+    const send = () =>
+      daemon.request('/api/agents/crm/leads', {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json', 'idempotency-key': 'doc-replayed-400'},
+        body: JSON.stringify({contact_name: 'x', stage_slug: 'nope'}),
+      })
+    expect((await send()).headers.get('idempotent-replayed')).to.equal(null)
+    const replayed = await send()
+    expect(replayed.status).to.equal(400)
+    expect(replayed.headers.get('idempotent-replayed')).to.equal('true')
   })
 })
