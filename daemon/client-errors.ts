@@ -1,4 +1,6 @@
+import http from 'node:http'
 import type {Socket} from 'node:net'
+import type {Duplex} from 'node:stream'
 
 import type {Logger} from '../src/log/logger.js'
 import type {RateDecision, RequestLimiter} from '../src/ratelimit/request-limiter.js'
@@ -43,4 +45,23 @@ function response(answer: {status: number; reason: string; message: string}, dec
     headers.push(`RateLimit-Limit: ${decision.limit}`, `RateLimit-Remaining: ${decision.remaining}`, `RateLimit-Reset: ${decision.resetSeconds}`)
   }
   return `${headers.join('\r\n')}\r\n\r\n${body}`
+}
+
+/**
+ * Node hands a CONNECT request only to 'connect' listeners, and without one closes the socket
+ * unanswered. This one gives it to the app like any other method, which answers it as it does
+ * TRACE: 405 with Allow on a known path, otherwise 404 (401 without credentials). The
+ * connection is closed after the answer: nothing is tunnelled.
+ */
+export function answerConnect(handle: (request: http.IncomingMessage, response: http.ServerResponse) => void) {
+  return (request: http.IncomingMessage, socket: Duplex): void => {
+    const response = new http.ServerResponse(request)
+    response.shouldKeepAlive = false
+    response.assignSocket(socket as Socket)
+    response.on('finish', () => {
+      response.detachSocket(socket as Socket)
+      socket.end()
+    })
+    handle(request, response)
+  }
 }

@@ -62,6 +62,26 @@ describe('requests refused before routing', function () {
     }
   })
 
+  describe('CONNECT, which Node hands to the app only through a listener', function () {
+    it('answers it like any method a path does not serve, and closes the connection', async function () {
+      const credentials = `Authorization: Bearer ${tenant.token}\r\nx-customer-id: ${tenant.customer.id}\r\n`
+      const known = parse(await rawExchange(daemon.url, `CONNECT ${LIST} HTTP/1.1\r\nHost: x\r\n${credentials}\r\n`))
+      expect(known.status).to.equal(405)
+      expect(known.headers['allow']).to.equal('HEAD, GET, POST')
+      expect(known.headers['connection']).to.equal('close')
+      expect(known.headers['ratelimit-limit']).to.match(/^\d+$/)
+      expect(known.body.error).to.include({type: 'invalid_request_error', code: 405})
+
+      const tunnel = parse(await rawExchange(daemon.url, `CONNECT hooks.example.com:443 HTTP/1.1\r\nHost: hooks.example.com:443\r\n${credentials}\r\n`))
+      expect(tunnel.status).to.equal(404)
+      expect(tunnel.body.error).to.include({type: 'not_found_error', code: 404})
+
+      const anonymous = parse(await rawExchange(daemon.url, 'CONNECT hooks.example.com:443 HTTP/1.1\r\nHost: hooks.example.com:443\r\n\r\n'))
+      expect(anonymous.status).to.equal(401)
+      expect(anonymous.headers['ratelimit-limit']).to.equal('100')
+    })
+  })
+
   describe('the keyless budget of an address', function () {
     it('refuses an address that spent it before looking up any token, valid or not', async function () {
       let lookups = 0
