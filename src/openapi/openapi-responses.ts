@@ -9,20 +9,23 @@ export const json = (schema: Json) => ({'application/json': {schema}})
 const integerHeader = (description: string, required: boolean) => ({description, required, schema: {type: 'integer', minimum: 0}})
 
 /**
- * The headers every response of the API carries. A 500 may come from before the rate limiter
- * counted the request (the key lookup's database), and a 501 from Node's parser before any
- * middleware, so there they are not promised.
+ * The RateLimit headers every response of the API carries. A 500 may come from before the rate
+ * limiter counted the request (the key lookup's database), and a 501 from Node's parser with a
+ * limiter that cannot answer, so there they are not promised.
  */
-function responseHeaders(required: boolean): Json {
+function rateHeaders(required: boolean): Json {
   return {
     'RateLimit-Limit': integerHeader('Limit of the reported window (the one with the least remaining).', required),
     'RateLimit-Remaining': integerHeader('Requests left in that window.', required),
     'RateLimit-Reset': integerHeader('Seconds until that window resets.', required),
-    'X-Request-Id': {description: "Request id: the caller's X-Request-Id when sane, otherwise minted.", required, schema: {type: 'string'}},
   }
 }
+/** Set before anything can fail; a 501 is written by the parser's handler, without one. */
+const REQUEST_ID = {
+  'X-Request-Id': {description: "Request id: the caller's X-Request-Id when sane, otherwise minted.", required: true, schema: {type: 'string'}},
+}
 
-export const RATE_HEADERS = responseHeaders(true)
+export const RATE_HEADERS = {...rateHeaders(true), ...REQUEST_ID}
 const REPLAYED = {
   'Idempotent-Replayed': {
     description: '`true` when this is the response stored under the Idempotency-Key, replayed byte for byte.',
@@ -48,10 +51,8 @@ const ERROR_TEXT: Record<number, string> = {
 }
 
 function headersOf(status: number, write: boolean): Json {
-  if (status === 500 || status === 501) {
-    const {'X-Request-Id': requestId, ...rate} = responseHeaders(false)
-    return status === 500 ? {...rate, 'X-Request-Id': requestId} : rate
-  }
+  if (status === 500) return {...rateHeaders(false), ...REQUEST_ID}
+  if (status === 501) return rateHeaders(false)
   if (status === 429) {
     return {...RATE_HEADERS, 'Retry-After': {description: 'Seconds to wait before retrying.', required: true, schema: {type: 'integer', minimum: 0}}}
   }
