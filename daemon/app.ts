@@ -5,6 +5,7 @@ import type {Services} from '../src/services.js'
 import type {AppState} from './context.js'
 import {TrustedProxies} from '../src/shared/trusted-proxies.js'
 import {clientAddress} from './middleware/client-address.js'
+import {allowedMethods} from './middleware/allowed-methods.js'
 import {requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
 import {jsonBody} from './middleware/json-body.js'
@@ -20,7 +21,10 @@ import {webhookRoutes} from './routes/webhooks.js'
 /**
  * The public API as a Koa app, in the order a request travels: the client's address, context
  * and error envelope, health probes, caller identification (which guards the address's keyless
- * budget), the key's rate limit, the API document, authentication, body parsing, then the routes.
+ * budget), the key's rate limit, the API document, a wrong method on a public path,
+ * authentication, a wrong method on an API path, body parsing, then the routes. API paths are
+ * checked after authentication, so that an anonymous caller learns nothing about them; public
+ * paths before it, as they need no credentials.
  */
 export function createApp(services: Services, logger: Logger): Koa<AppState> {
   const app = new Koa<AppState>({proxy: false})
@@ -39,10 +43,12 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(identifyCaller(services.keyAuthenticator, services.limiter, services.metrics))
   app.use(rateLimit(services.limiter, services.rateLimits, services.metrics))
   // The API document is public, but counted like any request (per key, or per address without one).
-  app.use(openApiRoutes().routes())
+  const openApi = openApiRoutes()
+  app.use(openApi.routes())
+  app.use(allowedMethods(health, openApi))
   app.use(requireAuthentication)
+  app.use(allowedMethods(api))
   app.use(jsonBody())
   app.use(api.routes())
-  app.use(api.allowedMethods())
   return app
 }

@@ -25,13 +25,13 @@ export async function respondIdempotently<R>(
   write: (hooks: WriteHooks<R>) => Promise<R>,
   respond: (result: R) => WriteResponse,
 ): Promise<void> {
-  const key = ctx.get('idempotency-key')
-  if (key === '') {
+  // Only an absent header means no key: an empty one is a malformed key (400 from ticket()).
+  if (!('idempotency-key' in ctx.headers)) {
     send(ctx, respond(await write(NO_HOOKS)))
     return
   }
   const {idempotency} = services
-  const ticket = idempotency.ticket(ctx.state.customerId as string, endpoint, key, ctx.request.body)
+  const ticket = idempotency.ticket(ctx.state.customerId as string, endpoint, ctx.get('idempotency-key'), ctx.request.body)
   // Built once per result: a deadlock retry of the write brings a new one.
   let answered: {result: R; response: WriteResponse} | null = null
   const answer = (result: R) => (answered?.result === result ? answered : (answered = {result, response: respond(result)})).response

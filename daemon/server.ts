@@ -6,7 +6,7 @@ import type {DeliveryWorker, WorkerOptions} from '../src/deliveries/delivery-wor
 import type {Logger} from '../src/log/logger.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
 import {createOpsApp} from './ops-app.js'
-import {answerClientErrors} from './client-errors.js'
+import {answerClientErrors, answerConnect} from './client-errors.js'
 
 /** How often remembered key uses are written to api_keys.last_used_at. */
 const LAST_USED_FLUSH_MS = 15_000
@@ -57,9 +57,11 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   // API's routes, schemas and document are loaded only by a daemon that serves them, so a worker
   // (restarted, or one more added under load) starts delivering sooner.
   const app = role === 'worker' ? createOpsApp(services, logger) : (await import('./app.js')).createApp(services, logger)
-  const server = http.createServer(app.callback())
+  const handle = app.callback()
+  const server = http.createServer(handle)
   server.keepAliveTimeout = 65_000
   answerClientErrors(server, services.limiter, logger)
+  server.on('connect', answerConnect(handle))
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

@@ -11,10 +11,9 @@ interface Envelope {
 const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
   400: {type: 'invalid_request_error', message: 'Request body is not valid JSON.'},
   404: {type: 'not_found_error', message: 'No such endpoint. See the API reference for the available paths.'},
-  405: {type: 'invalid_request_error', message: 'Method not allowed on this path.'},
+  405: {type: 'invalid_request_error', message: 'Method not allowed on this path; the Allow header lists the methods it serves.'},
   413: {type: 'invalid_request_error', message: 'Request body is too large.'},
   415: {type: 'invalid_request_error', message: 'Content-Type must be application/json.'},
-  501: {type: 'invalid_request_error', message: 'HTTP method not supported by this API.'},
 }
 
 /**
@@ -25,7 +24,7 @@ const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
 export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next()
-    // No route matched (404) or the router answered 405/501 with an Allow header but no body.
+    // No route matched: a 404 without a body.
     if (ctx.body === undefined && ctx.status >= 400) throw Object.assign(new Error('no route'), {status: ctx.status})
   } catch (error) {
     const envelope = toEnvelope(error, ctx)

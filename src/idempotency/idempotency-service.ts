@@ -9,7 +9,9 @@ import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
+/** An Idempotency-Key: printable ASCII, no spaces. The API document states the same schema. */
+export const IDEMPOTENCY_KEY_SCHEMA = {type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[\\x21-\\x7E]+$'} as const
+const KEY_PATTERN = new RegExp(IDEMPOTENCY_KEY_SCHEMA.pattern)
 
 // Sorted keys and no whitespace: bodies that differ only in key order or spacing hash alike.
 const canonicalJson = configure({deterministic: true, bigint: false})
@@ -43,7 +45,7 @@ export class IdempotencyService {
 
   /** Checks the key and fingerprints the body; throws ValidationError for a malformed key. */
   ticket(customerId: string, endpoint: string, key: string, body: unknown): IdempotencyTicket {
-    if (!KEY_PATTERN.test(key)) {
+    if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH || !KEY_PATTERN.test(key)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 printable ASCII characters without spaces', 'Idempotency-Key')
     }
     const requestHash = createHash('sha256')

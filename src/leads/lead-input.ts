@@ -2,28 +2,50 @@ import type {CustomFieldDefinition, Stage} from '../customers/customer-types.js'
 import {LEAD_LINE_SLUG, LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
-import {checkJsonText} from '../shared/text.js'
+import {checkJsonText, LINE_PATTERN, TEXT_PATTERN, TEXT_RULE} from '../shared/text.js'
 import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
 import {checkCustomFieldsSize, LEAD_LIMITS} from './lead-limits.js'
 import {phoneDigits} from './lead-matching.js'
+
+/** ajv-formats' `email` (its full mode, which the service applies): `0@com` has no dot in its domain and is refused. */
+const EMAIL_PATTERN =
+  "^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?\\.)+[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$"
+/** A contact field that counts as given: a string that is not blank (strings are trimmed, and a blank one is "not given"). */
+const givenContact = {type: 'string', pattern: '\\S'} as const
 
 /** Body of POST /leads and of each bulk row: the one source for validation and the API document. */
 export const LEAD_INPUT_SCHEMA = {
   type: 'object',
   additionalProperties: false,
+  description: `At least one of contact_name, contact_phone, contact_email must be given: a string that is not blank. Strings are trimmed before they are checked, and a blank one or null means "not given" (on a merge the stored value is kept). ${TEXT_RULE}`,
   properties: {
-    contact_name: {type: ['string', 'null'], maxLength: LEAD_LIMITS.contactName},
-    contact_phone: {type: ['string', 'null'], maxLength: LEAD_LIMITS.contactPhone, description: `At most ${LEAD_LIMITS.phoneDigits} digits`},
-    contact_email: {anyOf: [{type: 'string', format: 'email', maxLength: LEAD_LIMITS.contactEmail}, {type: 'null'}]},
-    stage_slug: {type: ['string', 'null'], maxLength: LEAD_LIMITS.stageSlug},
+    contact_name: {type: ['string', 'null'], maxLength: LEAD_LIMITS.contactName, pattern: TEXT_PATTERN},
+    contact_phone: {
+      type: ['string', 'null'],
+      maxLength: LEAD_LIMITS.contactPhone,
+      pattern: TEXT_PATTERN,
+      description: `At least one digit and at most ${LEAD_LIMITS.phoneDigits}`,
+    },
+    contact_email: {
+      anyOf: [{type: 'string', format: 'email', pattern: EMAIL_PATTERN, maxLength: LEAD_LIMITS.contactEmail}, {type: 'null'}],
+      description:
+        'An address as ajv-formats checks `email` (the pattern): the domain needs a dot, so `0@com` is refused although RFC 5321 allows it; no quoted local parts or address literals. Surrounding spaces are trimmed first.',
+    },
+    stage_slug: {type: ['string', 'null'], maxLength: LEAD_LIMITS.stageSlug, pattern: TEXT_PATTERN},
     custom_fields: {
       type: 'object',
       description: `At most ${LEAD_LIMITS.customFieldsBytes} bytes as JSON per lead, also after a merge`,
-      additionalProperties: {anyOf: [{type: 'string', maxLength: LEAD_LIMITS.customFieldValue}, {type: ['number', 'boolean', 'null']}]},
+      propertyNames: {pattern: LINE_PATTERN},
+      additionalProperties: {anyOf: [{type: 'string', maxLength: LEAD_LIMITS.customFieldValue, pattern: TEXT_PATTERN}, {type: ['number', 'boolean', 'null']}]},
     },
     source_platform: {anyOf: [{type: 'string', enum: [...SOURCE_PLATFORMS]}, {type: 'null'}]},
     source_type: {anyOf: [{type: 'string', enum: [...SOURCE_TYPES]}, {type: 'null'}]},
   },
+  anyOf: [
+    {required: ['contact_name'], properties: {contact_name: givenContact}},
+    {required: ['contact_phone'], properties: {contact_phone: givenContact}},
+    {required: ['contact_email'], properties: {contact_email: givenContact}},
+  ],
 } as const
 
 const RULES: Record<string, string> = {
@@ -57,6 +79,7 @@ export interface CustomerSetup {
 }
 
 const validate = compileOnFirstUse(bodyAjv, LEAD_INPUT_SCHEMA)
+const validateFields = compileOnFirstUse(bodyAjv, {...LEAD_INPUT_SCHEMA, anyOf: undefined})
 
 /**
  * Validates one lead body against the schema and the customer's stages and fields. Strings are
@@ -86,14 +109,18 @@ export function readLeadDraft(raw: unknown): LeadDraft {
   // The body's own check leaves a bulk row's text to the row, so that a bad row fails alone.
   checkJsonText(raw)
   const body = trimStrings(raw as Record<string, unknown>)
-  if (!validate(body)) throw toValidationError(validate.errors?.[0], (param) => RULES[param], 'field')
+  if (!validate(body)) {
+    // ajv checks the top-level anyOf (the contact rule) before the fields: a field's own error is the better answer.
+    const contactRule = validate.errors?.some((error) => error.keyword === 'anyOf' && error.instancePath === '')
+    if (!contactRule || !validateFields(body)) {
+      throw toValidationError((contactRule ? validateFields : validate).errors?.[0], (param) => RULES[param], 'field')
+    }
+    throw new ValidationError('give at least one of contact_name, contact_phone, contact_email', 'contact_name')
+  }
 
   const contactName = given(body['contact_name'])
   const contactPhone = given(body['contact_phone'])
   const contactEmail = given(body['contact_email'])
-  if (contactName === undefined && contactPhone === undefined && contactEmail === undefined) {
-    throw new ValidationError('give at least one of contact_name, contact_phone, contact_email', 'contact_name')
-  }
   if (contactPhone !== undefined) checkPhoneDigits(contactPhone)
   return {contactName, contactPhone, contactEmail, body}
 }

@@ -54,8 +54,18 @@ export const LEAD_SCHEMA = {
     },
     last_interaction_at: nullableDateTime,
     interaction_count: {type: 'integer', minimum: 0},
-    custom_fields: {type: 'object', additionalProperties: scalar},
+    custom_fields: {
+      type: 'object',
+      additionalProperties: scalar,
+      description: 'In lists only with include_custom_fields=true; always in create responses.',
+    },
   },
+} as const
+
+/** The Lead as create responses carry it: custom_fields is always part of it there. */
+export const LEAD_WITH_CUSTOM_FIELDS_SCHEMA = {
+  ...LEAD_SCHEMA,
+  required: [...LEAD_SCHEMA.required, 'custom_fields'],
 } as const
 
 export const LEAD_LIST_SCHEMA = {
@@ -80,7 +90,7 @@ export const CREATE_LEAD_RESPONSE_SCHEMA = {
   additionalProperties: false,
   required: ['lead', 'merged', 'unknown_custom_fields'],
   properties: {
-    lead: {$ref: '#/components/schemas/Lead'},
+    lead: {$ref: '#/components/schemas/LeadWithCustomFields'},
     merged: {type: 'boolean'},
     unknown_custom_fields: {type: 'array', items: {type: 'string'}},
   },

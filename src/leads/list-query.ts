@@ -2,7 +2,7 @@ import type {LeadLine} from '../customers/customer-types.js'
 import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {compileOnFirstUse, queryAjv, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
-import {textProblem} from '../shared/text.js'
+import {LINE_PATTERN, textProblem} from '../shared/text.js'
 import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
 import {LEAD_STATUSES, type LeadStatus} from './lead-types.js'
 
@@ -26,8 +26,9 @@ export const LIST_QUERY_SCHEMA = {
       type: 'string',
       minLength: 1,
       maxLength: 200,
+      pattern: LINE_PATTERN,
       description:
-        'Every word of the term must begin a word of the name or of the email before the @ (case and accents ignored), or begin the email when it has an @; a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored. Never the middle of a word.',
+        'No control characters (none in any query parameter). Every word of the term must begin a word of the name or of the email before the @ (case and accents ignored), or begin the email when it has an @; a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored. Never the middle of a word.',
     },
     created_since: {type: 'string', format: 'date-time'},
     updated_since: {type: 'string', format: 'date-time'},
@@ -35,7 +36,7 @@ export const LIST_QUERY_SCHEMA = {
     sort_dir: {type: 'string', enum: [...SORT_DIRECTIONS], default: 'asc'},
     lead_line: {type: 'string', enum: [...LEAD_LINE_VALUES]},
     include_custom_fields: {type: 'boolean', default: false},
-    cursor: {type: 'string', minLength: 1, maxLength: 1024},
+    cursor: {type: 'string', minLength: 1, maxLength: 1024, pattern: LINE_PATTERN},
     limit: {type: 'integer', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT},
     offset: {
       type: 'integer',

@@ -6,6 +6,15 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
 /** Any C0 control character: single-line values (query parameters, names from flags) allow none. */
 const CONTROL_IN_LINE = /[\u0000-\u001F]/
+/**
+ * The text rule of request bodies as JSON Schema patterns, for the API document: no C0 control
+ * character but tab, line feed and carriage return (none at all in a key), no lone surrogate (in
+ * a pattern's Unicode mode a lone surrogate is a code point of its own, a pair is not).
+ */
+export const TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\uD800-\\uDFFF]*$'
+export const LINE_PATTERN = '^[^\\u0000-\\u001F\\uD800-\\uDFFF]*$'
+export const TEXT_RULE =
+  'Text: well-formed Unicode without C0 control characters other than tab, line feed and carriage return (none at all in keys); otherwise 400 naming the path of the value.'
 /** Cheap first look: most strings hold neither controls nor surrogates and need no closer check. */
 const SUSPECT = /[\u0000-\u001F\uD800-\uDFFF]/
 const UNPRINTABLE = new RegExp(`${LONE_SURROGATE.source}|${CONTROL_IN_LINE.source}`, 'g')

@@ -1,30 +1,56 @@
+import {TEXT_PATTERN, TEXT_RULE} from '../shared/text.js'
 import {EVENT_TYPES} from './webhook-types.js'
 
+/**
+ * An https URI without credentials. It names no host rule: hosts are checked by resolving them
+ * (public addresses only in production), and LEADS_WEBHOOK_ALLOW_HOSTS lets development and tests
+ * register loopback hosts and ports a pattern would refuse.
+ */
+const WEBHOOK_URL = {
+  type: 'string',
+  format: 'uri',
+  pattern: '^https://[^/?#@]+(?:[/?#].*)?$',
+  minLength: 1,
+  maxLength: 2048,
+  description:
+    'A public https URI (RFC 3986: an internationalised host in its punycode form, other characters percent-encoded), without credentials, at most 2048 characters also once normalised. Its host must not be, or resolve to, a loopback, private, link-local, unique-local, multicast, unspecified, CGNAT or metadata address; checked again at each delivery.',
+} as const
+
 const common = {
-  url: {type: 'string', minLength: 1, maxLength: 2048},
+  url: WEBHOOK_URL,
   event_types: {type: 'array', minItems: 1, uniqueItems: true, items: {type: 'string', enum: [...EVENT_TYPES]}},
-  description: {type: ['string', 'null'], maxLength: 500},
+  description: {type: ['string', 'null'], maxLength: 500, pattern: TEXT_PATTERN},
   timeout_seconds: {type: 'integer', minimum: 1, maximum: 60},
   retry_attempts: {type: 'integer', minimum: 0, maximum: 10},
 } as const
+
+/** Defaults of a new webhook; ajv fills them in (useDefaults). An update has none: a field left out is kept. */
+export const WEBHOOK_DEFAULTS = {timeout_seconds: 10, retry_attempts: 5, description: null} as const
 
 /** Body of POST /lead-webhooks. */
 export const CREATE_WEBHOOK_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['url', 'event_types'],
-  properties: common,
+  description: TEXT_RULE,
+  properties: {
+    ...common,
+    description: {...common.description, default: WEBHOOK_DEFAULTS.description},
+    timeout_seconds: {...common.timeout_seconds, default: WEBHOOK_DEFAULTS.timeout_seconds},
+    retry_attempts: {...common.retry_attempts, default: WEBHOOK_DEFAULTS.retry_attempts},
+  },
 } as const
 
 /** Body of PATCH /lead-webhooks/{id}. */
 export const UPDATE_WEBHOOK_SCHEMA = {
   type: 'object',
   additionalProperties: false,
+  description: `Fields left out are kept. ${TEXT_RULE}`,
   properties: {...common, is_active: {type: 'boolean'}, rotate_secret: {type: 'boolean'}},
 } as const
 
 export const WEBHOOK_RULES: Record<string, string> = {
-  url: 'must be a public https URL of at most 2048 characters',
+  url: 'must be a public https:// URI (RFC 3986) of at most 2048 characters, without credentials',
   event_types: `must be a non-empty array of distinct event types; only ${EVENT_TYPES.join(', ')} is emitted`,
   description: 'must be a string of at most 500 characters or null',
   timeout_seconds: 'must be an integer from 1 to 60',

@@ -41,9 +41,10 @@ export class WebhooksService {
       url,
       eventTypes: input['event_types'] as EventType[],
       isActive: true,
-      timeoutSeconds: (input['timeout_seconds'] as number | undefined) ?? 10,
-      retryAttempts: (input['retry_attempts'] as number | undefined) ?? 5,
-      description: (input['description'] as string | null | undefined) ?? null,
+      // The schema's defaults (WEBHOOK_DEFAULTS) are filled in by validation.
+      timeoutSeconds: input['timeout_seconds'] as number,
+      retryAttempts: input['retry_attempts'] as number,
+      description: input['description'] as string | null,
       disabledReason: null,
       disabledBy: null,
       consecutiveFailures: 0,

@@ -45,7 +45,7 @@ describe('requests refused before routing', function () {
 
   describe("errors of Node's HTTP parser", function () {
     const cases: Array<[string, string | Buffer, number]> = [
-      ['an unknown method', 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['a method HTTP does not have', 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 501],
       ['headers over 16 KiB', `GET ${LIST} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
       ['a NUL in a header', Buffer.from(`GET ${LIST} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n`, 'latin1'), 400],
     ]
@@ -60,6 +60,26 @@ describe('requests refused before routing', function () {
         expect(Number(answer.headers['ratelimit-reset'])).to.be.above(0)
       })
     }
+  })
+
+  describe('CONNECT, which Node hands to the app only through a listener', function () {
+    it('answers it like any method a path does not serve, and closes the connection', async function () {
+      const credentials = `Authorization: Bearer ${tenant.token}\r\nx-customer-id: ${tenant.customer.id}\r\n`
+      const known = parse(await rawExchange(daemon.url, `CONNECT ${LIST} HTTP/1.1\r\nHost: x\r\n${credentials}\r\n`))
+      expect(known.status).to.equal(405)
+      expect(known.headers['allow']).to.equal('HEAD, GET, POST')
+      expect(known.headers['connection']).to.equal('close')
+      expect(known.headers['ratelimit-limit']).to.match(/^\d+$/)
+      expect(known.body.error).to.include({type: 'invalid_request_error', code: 405})
+
+      const tunnel = parse(await rawExchange(daemon.url, `CONNECT hooks.example.com:443 HTTP/1.1\r\nHost: hooks.example.com:443\r\n${credentials}\r\n`))
+      expect(tunnel.status).to.equal(404)
+      expect(tunnel.body.error).to.include({type: 'not_found_error', code: 404})
+
+      const anonymous = parse(await rawExchange(daemon.url, 'CONNECT hooks.example.com:443 HTTP/1.1\r\nHost: hooks.example.com:443\r\n\r\n'))
+      expect(anonymous.status).to.equal(401)
+      expect(anonymous.headers['ratelimit-limit']).to.equal('100')
+    })
   })
 
   describe('the keyless budget of an address', function () {

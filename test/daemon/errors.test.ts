@@ -1,3 +1,5 @@
+import http from 'node:http'
+
 import {expect} from 'chai'
 
 import {forEachBackend} from '../helpers/backends.js'
@@ -10,6 +12,20 @@ function expectEnvelope(response: TestResponse, status: number, type: string): v
   expect(response.body).to.have.keys(['error'])
   expect(response.body.error).to.include({type, code: status})
   expect(response.body.error.message).to.be.a('string').and.not.equal('')
+}
+
+/** A request with any method: fetch() refuses TRACE. */
+function rawRequest(url: string, method: string, headers: Record<string, string>): Promise<{status: number; headers: http.IncomingHttpHeaders; text: string}> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {method, headers}, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => (text += chunk))
+      response.on('end', () => resolve({status: response.statusCode ?? 0, headers: response.headers, text}))
+    })
+    request.on('error', reject)
+    request.end()
+  })
 }
 
 describe('error envelope', function () {
@@ -38,7 +54,51 @@ describe('error envelope', function () {
     it('answers a wrong method with 405 and an Allow header', async function () {
       const response = await daemon.request('/api/agents/crm/leads', {...auth(), method: 'DELETE'})
       expectEnvelope(response, 405, 'invalid_request_error')
-      expect(response.headers.get('allow')).to.include('GET')
+      expect(response.headers.get('allow')).to.equal('HEAD, GET, POST')
+    })
+
+    it('answers every method a path does not serve with 405 and its Allow header, TRACE and OPTIONS included', async function () {
+      const paths: Array<[string, string]> = [
+        ['/api/agents/crm/leads', 'HEAD, GET, POST'],
+        ['/api/agents/crm/leads/bulk', 'POST'],
+        ['/api/agents/crm/lead-webhooks', 'POST, HEAD, GET'],
+        ['/api/agents/crm/lead-webhooks/wh_0123', 'PATCH, DELETE'],
+        ['/api/agents/crm/lead-webhooks/wh_0123/recover', 'POST'],
+      ]
+      for (const [path, allow] of paths) {
+        for (const method of ['TRACE', 'OPTIONS', 'PUT', 'PROPFIND', 'QUERY']) {
+          const response = await rawRequest(daemon.url + path, method, {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id})
+          expect(response.status, `${method} ${path}`).to.equal(405)
+          expect(response.headers['allow'], `${method} ${path}`).to.equal(allow)
+          expect(response.headers['ratelimit-limit'], `${method} ${path}`).to.match(/^\d+$/)
+          expect(JSON.parse(response.text).error, `${method} ${path}`).to.deep.equal({
+            type: 'invalid_request_error',
+            code: 405,
+            message: 'Method not allowed on this path; the Allow header lists the methods it serves.',
+          })
+        }
+      }
+    })
+
+    it('answers a wrong method on an API path without credentials with 401, and on a public path with 405', async function () {
+      expect((await rawRequest(daemon.url + '/api/agents/crm/leads', 'TRACE', {})).status).to.equal(401)
+      for (const path of ['/healthz', '/readyz', '/openapi.json']) {
+        const response = await rawRequest(daemon.url + path, 'TRACE', {})
+        expect(response.status, path).to.equal(405)
+        expect(response.headers['allow'], path).to.equal('HEAD, GET')
+        expect(response.headers['ratelimit-limit'], path).to.equal('100')
+      }
+    })
+
+    it('answers an unknown path with 404 whatever the method', async function () {
+      for (const method of ['GET', 'TRACE', 'OPTIONS', 'PROPFIND']) {
+        const response = await rawRequest(daemon.url + '/api/agents/crm/contacts', method, {
+          authorization: `Bearer ${tenant.token}`,
+          'x-customer-id': tenant.customer.id,
+        })
+        expect(response.status, method).to.equal(404)
+        expect(response.headers['allow'], method).to.equal(undefined)
+      }
     })
 
     it('answers a non-JSON body with 415', async function () {

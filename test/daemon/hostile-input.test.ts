@@ -91,9 +91,14 @@ describe('hostile input', function () {
       })
 
       it('refuses a webhook URL whose normalised form is over 2,048 characters, and port 0', async function () {
-        const long = await postJson(daemon, tenant, WEBHOOKS, {url: `https://hooks.example.com/${'é'.repeat(700)}`, event_types: ['lead.created']})
+        // 2,048 characters as sent; normalising adds the path's "/".
+        const long = await postJson(daemon, tenant, WEBHOOKS, {url: `https://${'a.'.repeat(1019)}aa`, event_types: ['lead.created']})
         expect(long.status).to.equal(400)
         expect(long.body.error.message).to.include('once normalised')
+        // Not an RFC 3986 URI (the document's `format: uri`): refused before it is normalised.
+        const unicode = await postJson(daemon, tenant, WEBHOOKS, {url: `https://hooks.example.com/${'é'.repeat(700)}`, event_types: ['lead.created']})
+        expect(unicode.status).to.equal(400)
+        expect(unicode.body.error.param).to.equal('url')
         const portZero = await postJson(daemon, tenant, WEBHOOKS, {url: 'https://hooks.example.com:0/x', event_types: ['lead.created']})
         expect(portZero.status).to.equal(400)
         expect(portZero.body.error.param).to.equal('url')

@@ -104,6 +104,25 @@ describe('Idempotency-Key', function () {
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
     })
 
+    it('rejects an empty key with 400 naming the header, on both write endpoints, writing nothing', async function () {
+      for (const [path, body] of [
+        [CREATE, {contact_name: 'Empty key'}],
+        ['/api/agents/crm/leads/bulk', {leads: [{contact_name: 'Empty key'}]}],
+      ] as const) {
+        for (const key of ['', '   ']) {
+          const response = await postJson(daemon, tenant, path, body, key)
+          expect(response.status, `${path} with key "${key}"`).to.equal(400)
+          expect(response.body.error).to.deep.equal({
+            type: 'invalid_request_error',
+            code: 400,
+            message: 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
+            param: 'Idempotency-Key',
+          })
+        }
+      }
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+    })
+
     it('runs a key sent by many requests at once exactly once', async function () {
       const responses = await Promise.all(Array.from({length: 10}, () => postJson(daemon, tenant, CREATE, {contact_email: 'burst@example.org'}, 'burst-key')))
       for (const response of responses) expect(response.status).to.be.oneOf([201, 409])

@@ -1,5 +1,7 @@
 import {execFile} from 'node:child_process'
 import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -29,6 +31,50 @@ function resolve(node: unknown, document: Json): unknown {
       document,
     )
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value, document)]))
+}
+
+/** A request with any method (fetch() refuses TRACE), as a TestResponse. */
+function anyMethod(url: string, method: string, headers: Record<string, string> = {}): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {method, headers}, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => (text += chunk))
+      response.on('end', () => resolve(asTestResponse(response.statusCode ?? 0, response.headers, text)))
+    })
+    request.on('error', reject)
+    request.end()
+  })
+}
+
+/** A request line with a method HTTP does not have, which Node's parser refuses before Koa. */
+function unknownMethod(url: string, path: string): Promise<TestResponse> {
+  const {hostname, port} = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(`BREW ${path} HTTP/1.1\r\nHost: x\r\n\r\n`))
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => (answer += chunk))
+    socket.on('end', () => {
+      const [head = '', text = ''] = answer.split('\r\n\r\n')
+      const [statusLine = '', ...lines] = head.split('\r\n')
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+      resolve(asTestResponse(Number(statusLine.split(' ')[1]), headers, text))
+    })
+    socket.on('error', reject)
+  })
+}
+
+function asTestResponse(status: number, headers: http.IncomingHttpHeaders, text: string): TestResponse {
+  const list = new Headers()
+  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') list.set(name, value)
+  let body: unknown = null
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = null
+  }
+  return {status, headers: list, body, text}
 }
 
 describe('OpenAPI document', function () {
@@ -163,6 +209,7 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/lead-webhooks 400': () => send(daemon, 'POST', HOOKS, {url: 'http://hooks.example.com/', event_types: ['lead.created']}),
       'POST /api/agents/crm/lead-webhooks 401': () => daemon.request(HOOKS, {method: 'POST'}),
       'POST /api/agents/crm/lead-webhooks 403': async () => send(daemon, 'POST', HOOKS, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'POST /api/agents/crm/lead-webhooks 413': () => send(daemon, 'POST', HOOKS, JSON.stringify({description: 'x'.repeat(1_100_000)})),
       'POST /api/agents/crm/lead-webhooks 415': () => send(daemon, 'POST', HOOKS, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/lead-webhooks 429': () => twice('POST', HOOKS, {url: 'https://hooks.example.com/l', event_types: ['lead.created']}, false),
       'POST /api/agents/crm/lead-webhooks 500': () => send(broken, 'POST', HOOKS, {url: 'https://hooks.example.com/', event_types: ['lead.created']}),
@@ -177,6 +224,13 @@ describe('OpenAPI document', function () {
       'PATCH /api/agents/crm/lead-webhooks/{id} 403': async () =>
         send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
       'PATCH /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 409': async () => {
+        const held = await freshWebhook()
+        await daemon.services.webhooks.setActive(held, false)
+        return send(daemon, 'PATCH', `${HOOKS}/${held}`, {is_active: true})
+      },
+      'PATCH /api/agents/crm/lead-webhooks/{id} 413': () =>
+        send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, JSON.stringify({description: 'x'.repeat(1_100_000)})),
       'PATCH /api/agents/crm/lead-webhooks/{id} 415': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, 'x', {'content-type': 'text/plain'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 429': () => twice('PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}, false),
       'PATCH /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'PATCH', `${HOOKS}/${webhookId}`, {description: 'x'}),
@@ -198,12 +252,25 @@ describe('OpenAPI document', function () {
         await send(daemon, 'PATCH', `${HOOKS}/${disabled}`, {is_active: false})
         return send(daemon, 'POST', `${HOOKS}/${disabled}/recover`, {since: hourAgo()})
       },
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 413': () =>
+        send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, JSON.stringify({since: hourAgo(), padding: 'x'.repeat(1_100_000)})),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 415': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 429': () => twice('POST', `${HOOKS}/wh_000000000000000000000000/recover`, {since: hourAgo()}, false),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 500': () => send(broken, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
       'GET /healthz 200': () => daemon.request('/healthz'),
       'GET /readyz 200': () => daemon.request('/readyz'),
       'GET /readyz 503': () => broken.request('/readyz'),
+    }
+
+    // Every path answers a method it does not serve with 405, and one HTTP does not have with 501.
+    const concrete = (p: string) => p.replace('{id}', webhookId)
+    const credentials = (p: string): Record<string, string> =>
+      p.startsWith('/api/') ? {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id} : {}
+    for (const [p, methods] of Object.entries(document.paths as Json)) {
+      for (const method of Object.keys(methods as Json)) {
+        scenarios[`${method.toUpperCase()} ${p} 405`] = () => anyMethod(daemon.url + concrete(p), 'TRACE', credentials(p))
+        scenarios[`${method.toUpperCase()} ${p} 501`] = () => unknownMethod(daemon.url, concrete(p))
+      }
     }
 
     const checked: string[] = []
@@ -218,14 +285,102 @@ describe('OpenAPI document', function () {
           const schema = resolve((documented as Json).content['application/json'].schema, document) as Json
           const validate = ajv.compile(schema)
           expect(validate(response.body), `${key} body: ${ajv.errorsText(validate.errors)}`).to.equal(true)
-          for (const header of Object.keys(((documented as Json).headers ?? {}) as Json)) {
-            if (header === 'Idempotent-Replayed') continue
-            expect(response.headers.get(header), `${key} header ${header}`).to.match(/^\S+$/)
+          for (const [header, declared] of Object.entries(((documented as Json).headers ?? {}) as Json)) {
+            const value = response.headers.get(header)
+            if (!declared.required && value === null) continue
+            expect(value, `${key} header ${header}`).to.be.a('string')
+            const validateHeader = ajv.compile(declared.schema)
+            expect(validateHeader(declared.schema.type === 'integer' ? Number(value) : value), `${key} header ${header}: ${value}`).to.equal(true)
           }
           checked.push(key)
         }
       }
     }
     expect(checked.length).to.equal(Object.keys(scenarios).length)
+  })
+
+  it('accepts exactly the lead bodies and bulk rows the service accepts, contact rule and email rule included', async function () {
+    const leadInput = ajv.compile(resolve(document.components.schemas.LeadInput, document) as Json)
+    const bodies: Json[] = [
+      {},
+      {contact_name: null},
+      {contact_name: '   '},
+      {contact_name: 'Ada'},
+      {contact_phone: '+1 555 010 2000'},
+      {contact_email: 'ada@example.org'},
+      {contact_email: '0@com'},
+      {contact_name: null, contact_email: 'grace@example.org'},
+      {contact_name: 5},
+      {contact_name: 'Ada', custom_fields: {note: 'bell\u0007'}},
+      {contact_name: 'Ada', nickname: 'A'},
+    ]
+    for (const [index, body] of bodies.entries()) {
+      const single = await daemon.request('/api/agents/crm/leads', {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify(body),
+      })
+      const bulk = await daemon.request('/api/agents/crm/leads/bulk', {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify({leads: [body], dry_run: true}),
+      })
+      const documented = leadInput(body)
+      expect(single.status, `${index} ${JSON.stringify(body)}: ${single.text}`).to.equal(documented ? 201 : 400)
+      // The single create came first, so a valid row with an email or phone merges into its lead.
+      expect(bulk.body.results[0].status, `${index} ${JSON.stringify(body)} as a bulk row`).to.be.oneOf(documented ? ['created', 'updated'] : ['failed'])
+    }
+  })
+
+  it('states a webhook url the service accepts with LEADS_WEBHOOK_ALLOW_HOSTS, and refuses what it refuses', async function () {
+    const allowing = await startTestDaemon(backend, {}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost:8443'})
+    try {
+      const who = await newTenant(allowing.services)
+      const createWebhook = ajv.compile(resolve(document.components.requestBodies.CreateWebhook.content['application/json'].schema, document) as Json)
+      for (const url of [
+        'https://localhost:8443/hooks',
+        'https://hooks.example.com/leads',
+        'http://hooks.example.com/leads',
+        'https://user:pw@hooks.example.com/',
+        'ftp://x.example/',
+      ]) {
+        const body = {url, event_types: ['lead.created']}
+        const response = await allowing.request('/api/agents/crm/lead-webhooks', {
+          method: 'POST',
+          token: who.token,
+          customerId: who.customer.id,
+          headers: {'content-type': 'application/json'},
+          body: JSON.stringify(body),
+        })
+        const documented = createWebhook(body)
+        expect(documented, url).to.equal(url.startsWith('https://') && !url.includes('@'))
+        if (!documented) expect(response.status, `${url}: ${response.text}`).to.equal(400)
+        if (url.includes('localhost')) expect(response.status, `${url}: ${response.text}`).to.equal(201)
+      }
+    } finally {
+      await allowing.stop()
+    }
+  })
+
+  it('declares Idempotent-Replayed on a replayed 400, which carries it', async function () {
+    for (const operationPath of ['/api/agents/crm/leads', '/api/agents/crm/leads/bulk']) {
+      expect(document.paths[operationPath].post.responses['400'].headers).to.have.property('Idempotent-Replayed')
+    }
+    const send = () =>
+      daemon.request('/api/agents/crm/leads', {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json', 'idempotency-key': 'doc-replayed-400'},
+        body: JSON.stringify({contact_name: 'x', stage_slug: 'nope'}),
+      })
+    expect((await send()).headers.get('idempotent-replayed')).to.equal(null)
+    const replayed = await send()
+    expect(replayed.status).to.equal(400)
+    expect(replayed.headers.get('idempotent-replayed')).to.equal('true')
   })
 })
