@@ -9,7 +9,12 @@
  * Without LEADS_BENCH_MYSQL_URL it runs on SQLite in LEADS_BENCH_SQLITE_FILE (default /tmp/leads-scale.db).
  * --keep reuses the leads an earlier run seeded with the same sizes (seeding 1M takes minutes).
  */
+import {execFileSync} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
 import {parseArgs} from 'node:util'
 
 import {startDaemon} from '../daemon/server.js'
@@ -27,8 +32,12 @@ const {values: args} = parseArgs({
     leads: {type: 'string', default: '1000000'},
     others: {type: 'string', default: '200000'},
     samples: {type: 'string', default: '15'},
+    only: {type: 'string'},
   },
 })
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const startedAt = new Date()
+const loadAtStart = os.loadavg()
 const MAIN = Number(args.leads)
 const OTHERS = Number(args.others)
 const OTHER_CUSTOMERS = 20
@@ -167,7 +176,29 @@ const CASES: Case[] = [
   {name: 'search a surname prefix (~100)', query: `search=${surnamePrefix}`, filters: {search: surnamePrefix}, bar: '< 50'},
   {name: 'search=Grace (1 in 8)', query: 'search=Grace', filters: {search: 'Grace'}, bar: '< 300'},
   {name: 'search=Grace & status=won', query: 'search=Grace&status=won', filters: {search: 'Grace', status: 'won'}, bar: '< 2000'},
-  {name: 'search two common words', query: 'search=grace%20kalo', filters: {search: 'grace kalo'}, bar: '< 2000'},
+  {name: 'search two common words', query: 'search=grace%20kalo', filters: {search: 'grace kalo'}, bar: '< 300'},
+  {name: 'search=Grace & lead_line=buyer', query: 'search=Grace&lead_line=buyer', filters: {search: 'Grace', leadLine: 'buyer'}, bar: '< 300'},
+  {
+    name: 'search=Grace & status=won, newest first',
+    query: 'search=Grace&status=won&sort_dir=desc',
+    filters: {search: 'Grace', status: 'won'},
+    page: {sortDir: 'desc'},
+    bar: '< 300',
+  },
+  {
+    name: 'search=Grace sort_by=created_at desc',
+    query: 'search=Grace&sort_by=created_at&sort_dir=desc',
+    filters: {search: 'Grace'},
+    page: {sortBy: 'created_at', sortDir: 'desc'},
+    bar: '< 300',
+  },
+  // Too broad on purpose: three words of 225,000-250,000 leads each that no lead has together.
+  {name: 'search=a d l & status & lead_line (too broad: 400)', query: 'search=a%20d%20l&status=won&lead_line=buyer&sort_dir=desc', bar: '< 2000', status: 400},
+  // `ka` begins the surnames of leads 0-99,999: 12,500 Graces among them, all at the old end.
+  {name: 'search two common words (grace ka)', query: 'search=grace%20ka', filters: {search: 'grace ka'}, bar: '< 300'},
+  {name: 'search grace ka, newest first', query: 'search=grace%20ka&sort_dir=desc', filters: {search: 'grace ka'}, page: {sortDir: 'desc'}, bar: '< 300'},
+  // `a` begins Ada and Alan (250,000), `d` Donald and the `du…` surnames (225,000): 25,000 leads have both.
+  {name: 'search two common words (a d)', query: 'search=a%20d', filters: {search: 'a d'}, bar: '< 300'},
   {name: 'offset=10000', query: 'offset=10000', page: {offset: 10_000}, bar: '< 50'},
   {name: 'offset=900000 (refused: 400)', query: 'offset=900000', bar: '< 2000', status: 400},
 ]
@@ -182,22 +213,32 @@ async function timeRequest(benchCase: Case): Promise<number> {
   return elapsed
 }
 
-/** The same page's SQL, straight to the database: what the API costs at least. */
+/** The same page's and total's SQL, straight to the database (at once, as the service runs them): what the API costs at least. */
 async function timeFloor(benchCase: Case): Promise<number | null> {
   if (benchCase.status !== undefined) return null
   const page: LeadPageRequest = {sortBy: 'updated_at', sortDir: 'asc', offset: 0, limit: 20, ...benchCase.page}
   const {search, ...rest} = benchCase.filters ?? {}
   const filters: LeadFilters = {...rest, search: search === undefined ? undefined : await store.searchPlan(main.id, search)}
-  const matches = search === undefined ? undefined : await store.count(main.id, filters)
-  const {query} = await store.pageQuery(main.id, filters, page, matches)
   const started = performance.now()
-  await query
+  await Promise.all([store.pageRows(main.id, filters, page), store.count(main.id, filters)])
   return performance.now() - started
 }
 
+function round(value: number): number {
+  return Math.round(value * 10) / 10
+}
+function git(gitArgs: string[]): string | null {
+  try {
+    return execFileSync('git', gitArgs, {cwd: ROOT, encoding: 'utf8'}).trim()
+  } catch {
+    return null
+  }
+}
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 const rows: string[][] = []
-for (const benchCase of CASES) {
+const measured: Array<{name: string; query: string; status: number; median_ms: number; p99_ms: number; floor_median_ms: number | null; bar: string}> = []
+const only = args.only === undefined ? null : new RegExp(args.only, 'i')
+for (const benchCase of CASES.filter((each) => only === null || only.test(each.name))) {
   await timeRequest(benchCase)
   await timeFloor(benchCase)
   const api: number[] = []
@@ -212,6 +253,15 @@ for (const benchCase of CASES) {
   process.stderr.write(`${benchCase.name}: median ${percentile(api, 50).toFixed(1)} ms\n`)
   const apiMedian = percentile(api, 50)
   const floorMedian = floor.length ? percentile(floor, 50) : null
+  measured.push({
+    name: benchCase.name,
+    query: benchCase.query.replace(/cursor=[^&]+/, 'cursor=…'),
+    status: benchCase.status ?? 200,
+    median_ms: round(apiMedian),
+    p99_ms: round(percentile(api, 99)),
+    floor_median_ms: floorMedian === null ? null : round(floorMedian),
+    bar: benchCase.bar,
+  })
   rows.push([
     benchCase.name,
     apiMedian.toFixed(1),
@@ -225,8 +275,29 @@ await daemon.stop()
 await db.destroy()
 
 const backend = mysqlUrl ? 'MariaDB' : 'SQLite'
+const result = {
+  bench: 'scale',
+  started_at: startedAt.toISOString(),
+  git_commit: git(['rev-parse', 'HEAD']),
+  git_dirty: git(['status', '--porcelain', '--untracked-files=no']) !== '',
+  host: {cores: os.cpus().length, loadavg_at_start: loadAtStart.map(round), loadavg_at_end: os.loadavg().map(round), node: process.version},
+  settings: {database: backend, leads: MAIN, others: OTHERS, other_customers: OTHER_CUSTOMERS, samples: SAMPLES, seeded: !(args.keep && seedSeconds < 60)},
+  cases: measured,
+}
+const resultsDir = path.join(ROOT, 'bench/results')
+fs.mkdirSync(resultsDir, {recursive: true})
+// ISO 8601 basic format: no colons in the file name.
+const resultFile = path.join(
+  resultsDir,
+  `scale-${backend.toLowerCase()}-${startedAt
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}.json`,
+)
+fs.writeFileSync(resultFile, `${JSON.stringify(result, null, 2)}\n`)
+process.stderr.write(`results: ${path.relative(process.cwd(), resultFile)}\n`)
 console.log(
-  `GET /api/agents/crm/leads on ${backend}: ${MAIN.toLocaleString('en-US')} leads in one customer + ${OTHERS.toLocaleString('en-US')} over ${OTHER_CUSTOMERS} others (${args.keep && seedSeconds < 60 ? 'kept from an earlier run' : `seeded in ${seedSeconds.toFixed(0)} s`}), ${SAMPLES} requests per case over loopback HTTP with an internal key; floor = the page's SQL run directly`,
+  `GET /api/agents/crm/leads on ${backend}: ${MAIN.toLocaleString('en-US')} leads in one customer + ${OTHERS.toLocaleString('en-US')} over ${OTHER_CUSTOMERS} others (${args.keep && seedSeconds < 60 ? 'kept from an earlier run' : `seeded in ${seedSeconds.toFixed(0)} s`}), ${SAMPLES} requests per case over loopback HTTP with an internal key; floor = the page's and the total's SQL run directly, at once`,
 )
 const header = ['request', 'median ms', 'p99 ms', 'floor median ms', 'API/floor', 'bar (median / p99 ms)']
 const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)))

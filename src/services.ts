@@ -121,7 +121,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     throw error
   }
 
-  const stores = createStores(db)
+  const stores = createStores(db, {statementTimeoutMs: config.statementTimeoutMs})
   const customers = new CustomersService(stores.customers, clock)
   const secrets = new SecretBox(masterKey)
   const targets: TargetPolicy = {allowHosts: config.webhookAllowHosts, lookup: options.lookup ?? systemLookup}

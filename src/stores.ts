@@ -39,10 +39,10 @@ export interface Stores {
  * The one place stores are built: createServices wires services from them, and `leads status`
  * reads through them without starting any service.
  */
-export function createStores(db: Db): Stores {
+export function createStores(db: Db, options: {statementTimeoutMs?: number} = {}): Stores {
   const leadCounts = new LeadCountsStore(db)
   const searchIndex = new LeadSearchIndex(db)
-  const leadQueries = new LeadQueryStore(db, leadCounts)
+  const leadQueries = new LeadQueryStore(db, leadCounts, options.statementTimeoutMs)
   return {
     customers: new CustomersStore(db),
     leadQueries,

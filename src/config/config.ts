@@ -24,6 +24,8 @@ export interface Config {
   readonly metricsEnabled: boolean
   /** Whether a group of creates is first written as new people in one round trip (create-guess.ts). */
   readonly createGuess: boolean
+  /** The time limit of each list and search statement, in ms; past it the request is a 400 saying how to narrow it. */
+  readonly statementTimeoutMs: number
   readonly logLevel: string
   /** Settings of the client commands (`leads pull`, `leads push`). */
   readonly client: {
@@ -49,11 +51,16 @@ export const CONFIG_VARIABLES = [
   'LEADS_TRUSTED_PROXIES',
   'LEADS_METRICS',
   'LEADS_CREATE_GUESS',
+  'LEADS_STATEMENT_TIMEOUT_MS',
   'LEADS_LOG_LEVEL',
   'LEADS_BASE_URL',
   'LEADS_API_TOKEN',
   'LEADS_CUSTOMER_ID',
 ] as const
+/** The default time limit of a list or search statement: the API's bar is no list or search request over 2 s. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 2000
+const STATEMENT_TIMEOUT_MIN_MS = 1
+const STATEMENT_TIMEOUT_MAX_MS = 600_000
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** What each variable means, one line each: the root help's ENVIRONMENT section. */
@@ -70,6 +77,7 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
   LEADS_TRUSTED_PROXIES: 'address[/prefix],... of load balancers whose X-Forwarded-For gives the client address (default: none)',
   LEADS_METRICS: '1 serves Prometheus metrics at GET /metrics',
   LEADS_CREATE_GUESS: 'on or off: write a group of creates as new people in one round trip, checked by the database (default on)',
+  LEADS_STATEMENT_TIMEOUT_MS: `time limit of each list and search statement in ms, ${STATEMENT_TIMEOUT_MIN_MS}-${STATEMENT_TIMEOUT_MAX_MS}; past it the request is a 400 saying how to narrow it (default ${DEFAULT_STATEMENT_TIMEOUT_MS})`,
   LEADS_LOG_LEVEL: `daemon log level: ${LOG_LEVELS.join(', ')} (default info)`,
   LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
   LEADS_API_TOKEN: "the client commands' API token (svc_...)",
@@ -105,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustedProxies: TrustedProxies.parse(read(env, 'LEADS_TRUSTED_PROXIES')).entries,
     metricsEnabled: read(env, 'LEADS_METRICS') === '1',
     createGuess: parseOnOff(read(env, 'LEADS_CREATE_GUESS'), 'LEADS_CREATE_GUESS', true),
+    statementTimeoutMs: parseStatementTimeout(read(env, 'LEADS_STATEMENT_TIMEOUT_MS')),
     logLevel: parseLogLevel(read(env, 'LEADS_LOG_LEVEL')),
     client: {
       baseUrl: parseOptionalHttpUrl(read(env, 'LEADS_BASE_URL'), 'LEADS_BASE_URL'),
@@ -119,6 +128,18 @@ function parseOnOff(raw: string | undefined, name: string, fallback: boolean): b
   if (raw === undefined) return fallback
   if (raw === 'on' || raw === 'off') return raw === 'on'
   throw new ConfigError(name, `must be on or off, got ${JSON.stringify(raw)}`)
+}
+
+function parseStatementTimeout(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_STATEMENT_TIMEOUT_MS
+  const ms = Number(raw)
+  if (!/^\d+$/.test(raw) || ms < STATEMENT_TIMEOUT_MIN_MS || ms > STATEMENT_TIMEOUT_MAX_MS) {
+    throw new ConfigError(
+      'LEADS_STATEMENT_TIMEOUT_MS',
+      `must be an integer number of milliseconds from ${STATEMENT_TIMEOUT_MIN_MS} to ${STATEMENT_TIMEOUT_MAX_MS}, got "${raw}"`,
+    )
+  }
+  return ms
 }
 
 function read(env: NodeJS.ProcessEnv, name: string): string | undefined {

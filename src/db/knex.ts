@@ -8,6 +8,7 @@ import type {Logger} from '../log/logger.js'
 import {safeMessage} from '../log/safe-error.js'
 import {migrationSource} from './migration-source.js'
 import {secureSqliteDirectory, secureSqliteFiles} from './sqlite-files.js'
+import {installTimeCheck} from './statement-limit.js'
 import {type Dialect, noteStatement} from './statement-observer.js'
 
 export type Db = Knex
@@ -44,11 +45,12 @@ export function createDb(database: DatabaseConfig, logger?: Logger): Db {
           // better-sqlite3 is synchronous; one connection serialises writers the way SQLite does anyway.
           min: 1,
           max: 1,
-          afterCreate(conn: {pragma(sql: string): unknown}, done: (err: Error | null, conn: unknown) => void) {
+          afterCreate(conn: {pragma(sql: string): unknown} & Parameters<typeof installTimeCheck>[0], done: (err: Error | null, conn: unknown) => void) {
             conn.pragma('journal_mode = WAL')
             conn.pragma('busy_timeout = 5000')
             conn.pragma('foreign_keys = ON')
             conn.pragma('synchronous = NORMAL')
+            installTimeCheck(conn)
             // The file and its WAL companions exist once journal_mode is set.
             if (onDisk) secureSqliteFiles(database.filename)
             done(null, conn)

@@ -1,7 +1,9 @@
 import type {Knex} from 'knex'
 
 import type {LeadLine} from '../customers/customer-types.js'
-import type {Db} from '../db/knex.js'
+import {type Db, isMysql} from '../db/knex.js'
+import {DEFAULT_STATEMENT_TIMEOUT_MS} from '../config/config.js'
+import {readWithin, timeCheck} from '../db/statement-limit.js'
 import {runRead} from '../db/statements.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
 import type {LeadCountsStore} from './lead-counts-store.js'
@@ -34,39 +36,88 @@ export class LeadQueryStore {
   constructor(
     private readonly db: Db,
     private readonly counts: LeadCountsStore,
+    /** The time limit of each list and search statement (LEADS_STATEMENT_TIMEOUT_MS). */
+    private readonly statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS,
   ) {}
+
+  private read<Row>(query: Knex.QueryBuilder): Promise<Row[]> {
+    return readWithin<Row>(this.db, query, this.statementTimeoutMs)
+  }
 
   /**
    * One page in the requested order plus one extra row, so the caller knows whether more follow.
    * Stages and owners are loaded for the page afterwards: joined into the page query, MariaDB
    * starts from the small stages table and sorts every lead of the customer.
    */
-  async listPage(customerId: string, filters: LeadFilters, page: LeadPageRequest, searchMatches?: number): Promise<LeadWithRelations[]> {
-    const {query} = await this.pageQuery(customerId, filters, page, searchMatches)
-    return this.withRelations(customerId, ((await query) as LeadRow[]).map(rowToLeadRecord))
+  async listPage(customerId: string, filters: LeadFilters, page: LeadPageRequest): Promise<LeadWithRelations[]> {
+    return this.withRelations(customerId, (await this.pageRows(customerId, filters, page)).map(rowToLeadRecord))
   }
 
   /**
-   * The SQL of one page (what listPage runs before loading stages and owners); the scale
-   * benchmark's floor. Wrapped, because a query builder is a thenable an async function would run.
+   * The rows listPage loads stages and owners for; the scale benchmark's floor. A search whose
+   * driving range is wide walks a window of the sort order first (walkedIds), which finds the
+   * page of a common word in a few milliseconds; when the window does not hold a whole page (the
+   * matches are few, or lie further on), the page is driven from the matches themselves.
    */
-  async pageQuery(customerId: string, filters: LeadFilters, page: LeadPageRequest, searchMatches?: number): Promise<{query: Knex.QueryBuilder}> {
-    const plan = filters.search
-    const way = plan && searchMatches !== undefined ? await this.searchWay(customerId, searchMatches, page) : 'drive'
-    const matching = () => {
-      const query = this.db('leads')
-      this.applyFilters(query, customerId, filters)
-      if (plan !== undefined) this.applySearch(query, customerId, plan, way)
-      return query
+  async pageRows(customerId: string, filters: LeadFilters, page: LeadPageRequest): Promise<LeadRow[]> {
+    if (filters.search === null) return []
+    if (filters.search !== undefined && (filters.search.driving ?? Number.POSITIVE_INFINITY) > DRIVE_AT_MOST) {
+      const walked = await this.read<LeadRow>(this.pageQuery(customerId, filters, page, 'walk'))
+      if (walked.length > page.limit) return walked
     }
-    const ids = page.sortBy === 'last_interaction_at' ? this.nullsLastIds(matching, page) : orderedIds(matching(), page)
+    return this.read<LeadRow>(this.pageQuery(customerId, filters, page, 'drive'))
+  }
+
+  /** The SQL of one page, a search's leads found the given way (see pageRows). */
+  pageQuery(customerId: string, filters: LeadFilters, page: LeadPageRequest, way: 'walk' | 'drive'): Knex.QueryBuilder {
+    const plan = filters.search ?? undefined
+    const ids =
+      way === 'walk' && plan ? this.walkedIds(customerId, filters, plan, page) : this.orderedPage(() => this.matching(customerId, filters, plan), page)
     // A deferred join: the page's ids are found in the index that orders them (which holds the id),
     // so an offset skips index entries instead of whole rows, and only the page's rows are read.
     // CROSS JOIN keeps the page first: SQLite's planner otherwise walks every lead of the customer
     // and looks each up in the page.
     const query = this.db.select('leads.*').from(ids.as('page')).crossJoin('leads', 'leads.id', 'page.id').where('leads.customer_id', customerId)
     applyOrder(query, page.sortBy, page.sortDir)
-    return {query}
+    return query
+  }
+
+  /**
+   * The leads of the filters, and of the search when there is one: driven from the search's
+   * matching ids, each then looked up in `leads` (the matches first, by STRAIGHT_JOIN on MySQL:
+   * MariaDB would otherwise walk every lead of the customer and probe the matches).
+   */
+  private matching(customerId: string, filters: LeadFilters, plan: SearchPlan | undefined): Knex.QueryBuilder {
+    let query: Knex.QueryBuilder
+    if (plan === undefined) query = timeCheck(this.db, this.db('leads'), 'leads')
+    else {
+      query = this.db.from(matchingIds(this.db, customerId, plan).as('matched'))
+      if (isMysql(this.db)) query.joinRaw('STRAIGHT_JOIN leads ON leads.id = matched.lead_id')
+      else query.crossJoin('leads', 'leads.id', 'matched.lead_id')
+    }
+    this.applyFilters(query, customerId, filters)
+    return query
+  }
+
+  private orderedPage(matching: () => Knex.QueryBuilder, page: LeadPageRequest): Knex.QueryBuilder {
+    return page.sortBy === 'last_interaction_at' ? this.nullsLastIds(matching, page) : orderedIds(matching(), page)
+  }
+
+  /**
+   * A search page found by walking: the first WALK_WINDOW leads of the filters in the page's order
+   * (from the cursor, an index range), each checked for the search, the page taken from those.
+   * When it holds a whole page (limit + 1 after the offset), it is the page: no lead beyond the
+   * window comes before it. Bounded, so matches that lie far along the order (a two-word search
+   * whose leads are all old, with newest first) cost one window, not a walk of every lead.
+   */
+  private walkedIds(customerId: string, filters: LeadFilters, plan: SearchPlan, page: LeadPageRequest): Knex.QueryBuilder {
+    // Emails and phones are checked on the row itself; words by their own index.
+    const columns = plan.kind === 'words' && plan.addresses.length === 0 ? [] : ['leads.email_normalized', 'leads.phone_digits', 'leads.phone_last10']
+    const window = this.orderedPage(() => this.matching(customerId, filters, undefined).select(columns), {...page, offset: 0, limit: WALK_WINDOW})
+    const query = this.db.select('walked.id', `walked.${page.sortBy}`).from(window.as('walked'))
+    whereMatches(this.db, query, customerId, plan, 'walked')
+    applyOrder(query, page.sortBy, page.sortDir, 'walked')
+    return query.limit(page.limit + 1).offset(page.offset)
   }
 
   /**
@@ -97,7 +148,7 @@ export class LeadQueryStore {
       .from(withValue.as('with_value'))
       .unionAll((q) => q.select('*').from(withoutValue.as('without_value')))
     return this.db
-      .select('merged.id')
+      .select('merged.*')
       .from(both.as('merged'))
       .orderByRaw('(merged.last_interaction_at IS NULL) ASC')
       .orderBy('merged.last_interaction_at', page.sortDir)
@@ -106,32 +157,10 @@ export class LeadQueryStore {
       .offset(page.offset)
   }
 
-  /**
-   * How a search page finds its leads. `walk`: along the index of the sort order, checking each
-   * lead, which finds a page quickly when the matches are many; `drive`: from the matching ids
-   * (index ranges), sorted afterwards, which is quick when they are few. Walking reads about
-   * (depth × leads / matches) leads, driving reads the matches: the cheaper one is taken.
-   */
-  private async searchWay(customerId: string, matches: number, page: LeadPageRequest): Promise<'walk' | 'drive'> {
-    if (matches === 0) return 'drive'
-    const leads = await this.counts.total(customerId, {})
-    return ((page.offset + page.limit + 1) * leads) / matches < matches ? 'walk' : 'drive'
-  }
-
   /** How a search term is matched for the customer (its pieces narrowest first), or null when it can match nothing. */
   async searchPlan(customerId: string, term: string): Promise<SearchPlan | null> {
     const plan = parseSearch(term)
     return plan === null ? null : narrowestFirst(this.db, customerId, plan)
-  }
-
-  /** Restricts a query over `leads` to the search's matches, found the given way (see searchWay). */
-  private applySearch(query: Knex.QueryBuilder, customerId: string, plan: SearchPlan | null, way: 'walk' | 'drive'): void {
-    if (plan === null) {
-      query.whereRaw('1 = 0')
-      return
-    }
-    if (way === 'drive') query.join(matchingIds(this.db, customerId, plan).as('matched'), 'matched.lead_id', 'leads.id')
-    else whereMatches(query, plan)
   }
 
   /**
@@ -162,15 +191,15 @@ export class LeadQueryStore {
     return leads.map((lead) => withStageAndOwner(lead, stages, owners))
   }
 
-  /**
-   * How many leads match the filters, ignoring cursor and offset: from the kept counts when the
-   * filters are equality filters only, else counted over the rows an index bounds.
-   */
   /** Whether the customer has a lead of this id. */
   async hasLead(customerId: string, id: string): Promise<boolean> {
     return (await this.db('leads').where({customer_id: customerId, id}).first('id')) !== undefined
   }
 
+  /**
+   * How many leads match the filters, ignoring cursor and offset: from the kept counts when the
+   * filters are equality filters only, else counted over the rows an index bounds.
+   */
   async count(customerId: string, filters: LeadFilters): Promise<number> {
     const {search: plan, ...rest} = filters
     if (plan === undefined && filters.createdSince === undefined && filters.updatedSince === undefined) return this.counts.total(customerId, filters)
@@ -181,10 +210,10 @@ export class LeadQueryStore {
       const filtered = Object.values(rest).some((value) => value !== undefined)
       query = countMatches(this.db, customerId, plan, filtered ? (leads) => this.applyFilters(leads, customerId, filters) : undefined)
     } else {
-      query = this.db('leads').count({total: '*'})
+      query = timeCheck(this.db, this.db('leads').count({total: '*'}), 'leads')
       this.applyFilters(query, customerId, filters)
     }
-    const [row] = (await query) as Array<{total: number | string}>
+    const [row] = await this.read<{total: number | string}>(query)
     return Number(row?.total ?? 0)
   }
 
@@ -209,7 +238,7 @@ export class LeadQueryStore {
 
 /** The ids of a page in a sort whose index serves it (created_at, updated_at): a keyset range, then the order. */
 function orderedIds(query: Knex.QueryBuilder, page: LeadPageRequest): Knex.QueryBuilder {
-  query.select('leads.id')
+  query.select('leads.id', `leads.${page.sortBy}`)
   if (page.after) applyKeyset(query, page.after)
   applyOrder(query, page.sortBy, page.sortDir)
   return query.limit(page.limit + 1).offset(page.offset)
@@ -225,7 +254,12 @@ function applyKeyset(query: Knex.QueryBuilder, after: CursorPosition): void {
   query.where((next) => next.where(column, beyond, value).orWhere((tie) => tie.where(column, value).where('leads.id', beyond, after.id)))
 }
 
-function applyOrder(query: Knex.QueryBuilder, sortBy: SortField, sortDir: SortDirection): void {
-  if (sortBy === 'last_interaction_at') query.orderByRaw('(leads.last_interaction_at IS NULL) ASC')
-  query.orderBy(`leads.${sortBy}`, sortDir).orderBy('leads.id', sortDir)
+function applyOrder(query: Knex.QueryBuilder, sortBy: SortField, sortDir: SortDirection, table = 'leads'): void {
+  if (sortBy === 'last_interaction_at') query.orderByRaw(`(${table}.last_interaction_at IS NULL) ASC`)
+  query.orderBy(`${table}.${sortBy}`, sortDir).orderBy(`${table}.id`, sortDir)
 }
+
+/** Leads a window of the sort order holds (walkedIds): walking one costs about a lookup per piece per lead. */
+const WALK_WINDOW = 5000
+/** A search whose driving range holds at most this many entries is driven from it without walking. */
+const DRIVE_AT_MOST = 2000

@@ -8,11 +8,15 @@ import {normalizeEmail, phoneDigits} from './lead-matching.js'
  * The rules for users are in docs/api.md ("Search"); the queries are in lead-search-store.ts.
  */
 
-export type SearchPlan =
-  /** Every piece must begin one of the lead's words; every address must begin its email. */
-  | {kind: 'words'; pieces: string[]; addresses: string[]}
-  /** The digits must begin the lead's phone number or its last 10 digits. */
+export type SearchPlan = (
+  | /** Every piece must begin one of the lead's words; every address must begin its email. */
+    {kind: 'words'; pieces: string[]; addresses: string[]}
+    /** The digits must begin the lead's phone number or its last 10 digits. */
   | {kind: 'phone'; digits: string}
+) & {
+  /** How many index entries the range a search drives from holds, counted up to a cap; set by the store. */
+  driving?: number
+}
 
 /** A term made of digits and phone punctuation only is a phone number. */
 const PHONE_TERM = /^[\d\s().+\-/]+$/

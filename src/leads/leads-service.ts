@@ -1,5 +1,6 @@
 import pLimit, {type LimitFunction} from 'p-limit'
 
+import {StatementTimeout} from '../db/statement-limit.js'
 import {ValidationError} from '../shared/errors.js'
 import {type CursorCodec, type CursorPosition, type DecodedPosition, foreignCursor} from './cursor.js'
 import type {Lead} from './lead-types.js'
@@ -72,13 +73,8 @@ export class LeadsService {
       search: query.search === undefined ? undefined : await this.store.searchPlan(customerId, query.search),
     }
     const page = {sortBy: query.sortBy, sortDir: query.sortDir, after, offset: query.offset, limit: query.limit}
-    // A search counts first: how many leads match decides how its page is found (LeadQueryStore.searchWay).
-    const [rows, total] =
-      filters.search === undefined
-        ? await Promise.all([this.store.listPage(customerId, filters, page), this.store.count(customerId, filters)])
-        : await this.store
-            .count(customerId, filters)
-            .then(async (total) => [total === 0 ? [] : await this.store.listPage(customerId, filters, page, total), total] as const)
+    // The page and total at once, on two connections (MySQL): neither waits for the other.
+    const [rows, total] = await narrowedOnTimeout(query, Promise.all([this.store.listPage(customerId, filters, page), this.store.count(customerId, filters)]))
     const pageRows = rows.slice(0, query.limit)
     const last = pageRows.at(-1)
     return {
@@ -104,10 +100,10 @@ export class LeadsService {
         ? {...FEED_START, updatedSince: query.updatedSince ?? null}
         : await this.ownPosition(customerId, this.cursors.decodeChange(query.cursor, customerId))
     const updatedSince = from.updatedSince ?? undefined
-    const [rows, total] = await Promise.all([
-      this.changeFeed.listChanges(customerId, from, updatedSince, query.limit),
-      this.store.count(customerId, {updatedSince}),
-    ])
+    const [rows, total] = await narrowedOnTimeout(
+      query,
+      Promise.all([this.changeFeed.listChanges(customerId, from, updatedSince, query.limit), this.store.count(customerId, {updatedSince})]),
+    )
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)?.position ?? from
     return {
@@ -134,6 +130,30 @@ export class LeadsService {
 
 /** Before every sequenced change: numbers start at 1 (0 marks a pending lead, never returned), and no id sorts before the nil UUID. */
 const FEED_START = {seq: 0, id: '00000000-0000-0000-0000-000000000000'}
+
+/**
+ * The answer, or when a statement ran out of its time limit, a 400 saying how to narrow the
+ * request: the list was too broad to answer in time, and asking again the same way would be too.
+ */
+async function narrowedOnTimeout<T>(query: ListQuery, answer: Promise<T>): Promise<T> {
+  try {
+    return await answer
+  } catch (error) {
+    if (!(error instanceof StatementTimeout)) throw error
+    const seconds = `${(error.limitMs / 1000).toLocaleString('en-US')} s`
+    if (query.search !== undefined) {
+      throw new ValidationError(
+        `search matches too many leads to answer within ${seconds}: narrow it with a longer or rarer word (a surname, the beginning of an email) or add a filter (status, stageId, lead_line, created_since, updated_since)`,
+        'search',
+      )
+    }
+    const range = query.updatedSince !== undefined ? 'updated_since' : query.createdSince !== undefined ? 'created_since' : undefined
+    throw new ValidationError(
+      `this list takes longer than ${seconds} to answer: narrow it with a later ${range ?? 'updated_since'} or a filter (status, stageId, lead_line)`,
+      range,
+    )
+  }
+}
 
 function positionOf(lead: LeadWithRelations, query: ListQuery): CursorPosition {
   const value = {
