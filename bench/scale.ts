@@ -91,6 +91,10 @@ const config = loadConfig({LEADS_MASTER_KEY: MASTER_KEY, LEADS_PORT: '0', LEADS_
 // The bench's own handle, to seed and read leads straight from the stores; the daemon runs on it too.
 const db = createDb(config.database)
 const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: true, db})
+// The same API with a tighter statement time limit: no request of this data needs the default 2 s
+// any more, so the limit's path (a 400 at the limit, the connection freed) is timed under this one.
+const TIGHT_LIMIT_MS = 300
+const tight = await startDaemon({...config, statementTimeoutMs: TIGHT_LIMIT_MS}, createLogger('silent'), {role: 'api', db})
 const {services} = daemon
 const {leadQueries: store, leadWrites: writes} = createStores(db)
 
@@ -145,6 +149,8 @@ interface Case {
   page?: Partial<LeadPageRequest>
   bar: string
   status?: number
+  /** Sent to the daemon with the TIGHT_LIMIT_MS statement time limit. */
+  tight?: boolean
 }
 const updatedSince = BASE_TIME + (MAIN - 100_000) * 1000
 const CASES: Case[] = [
@@ -193,7 +199,14 @@ const CASES: Case[] = [
     bar: '< 300',
   },
   // Too broad on purpose: three words of 225,000-250,000 leads each that no lead has together.
-  {name: 'search=a d l & status & lead_line (too broad: 400)', query: 'search=a%20d%20l&status=won&lead_line=buyer&sort_dir=desc', bar: '< 2000', status: 400},
+  // Too broad for a tight limit on purpose: three words of 225,000-250,000 leads each that no lead has together.
+  {
+    name: `search=a d l & status & lead_line, ${TIGHT_LIMIT_MS} ms limit (400)`,
+    query: 'search=a%20d%20l&status=won&lead_line=buyer&sort_dir=desc',
+    bar: `< ${TIGHT_LIMIT_MS + 100}`,
+    status: 400,
+    tight: true,
+  },
   // `ka` begins the surnames of leads 0-99,999: 12,500 Graces among them, all at the old end.
   {name: 'search two common words (grace ka)', query: 'search=grace%20ka', filters: {search: 'grace ka'}, bar: '< 300'},
   {name: 'search grace ka, newest first', query: 'search=grace%20ka&sort_dir=desc', filters: {search: 'grace ka'}, page: {sortDir: 'desc'}, bar: '< 300'},
@@ -204,12 +217,16 @@ const CASES: Case[] = [
 ]
 
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': main.id}
+const statuses = new Set<number>()
 async function timeRequest(benchCase: Case): Promise<number> {
   const started = performance.now()
-  const response = await fetch(`${daemon.url}/api/agents/crm/leads?${benchCase.query}`, {headers})
+  const response = await fetch(`${(benchCase.tight ? tight : daemon).url}/api/agents/crm/leads?${benchCase.query}`, {headers})
   await response.arrayBuffer()
   const elapsed = performance.now() - started
-  if (response.status !== (benchCase.status ?? 200)) throw new Error(`${benchCase.name}: HTTP ${response.status}`)
+  // How broad is too broad for the tight limit depends on the size: a smaller run may answer it.
+  if (response.status !== (benchCase.status ?? 200) && !(benchCase.tight && response.status === 200))
+    throw new Error(`${benchCase.name}: HTTP ${response.status}`)
+  statuses.add(response.status)
   return elapsed
 }
 
@@ -236,11 +253,12 @@ function git(gitArgs: string[]): string | null {
 }
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 const rows: string[][] = []
-const measured: Array<{name: string; query: string; status: number; median_ms: number; p99_ms: number; floor_median_ms: number | null; bar: string}> = []
+const measured: Array<{name: string; query: string; statuses: number[]; median_ms: number; p99_ms: number; floor_median_ms: number | null; bar: string}> = []
 const only = args.only === undefined ? null : new RegExp(args.only, 'i')
 for (const benchCase of CASES.filter((each) => only === null || only.test(each.name))) {
   await timeRequest(benchCase)
   await timeFloor(benchCase)
+  statuses.clear()
   const api: number[] = []
   const floor: number[] = []
   for (let i = 0; i < SAMPLES; i++) {
@@ -256,7 +274,7 @@ for (const benchCase of CASES.filter((each) => only === null || only.test(each.n
   measured.push({
     name: benchCase.name,
     query: benchCase.query.replace(/cursor=[^&]+/, 'cursor=…'),
-    status: benchCase.status ?? 200,
+    statuses: [...statuses].sort(),
     median_ms: round(apiMedian),
     p99_ms: round(percentile(api, 99)),
     floor_median_ms: floorMedian === null ? null : round(floorMedian),
@@ -264,6 +282,7 @@ for (const benchCase of CASES.filter((each) => only === null || only.test(each.n
   })
   rows.push([
     benchCase.name,
+    [...statuses].sort().join('/'),
     apiMedian.toFixed(1),
     percentile(api, 99).toFixed(1),
     floorMedian === null ? '-' : floorMedian.toFixed(1),
@@ -271,6 +290,7 @@ for (const benchCase of CASES.filter((each) => only === null || only.test(each.n
     benchCase.bar,
   ])
 }
+await tight.stop()
 await daemon.stop()
 await db.destroy()
 
@@ -299,6 +319,6 @@ process.stderr.write(`results: ${path.relative(process.cwd(), resultFile)}\n`)
 console.log(
   `GET /api/agents/crm/leads on ${backend}: ${MAIN.toLocaleString('en-US')} leads in one customer + ${OTHERS.toLocaleString('en-US')} over ${OTHER_CUSTOMERS} others (${args.keep && seedSeconds < 60 ? 'kept from an earlier run' : `seeded in ${seedSeconds.toFixed(0)} s`}), ${SAMPLES} requests per case over loopback HTTP with an internal key; floor = the page's and the total's SQL run directly, at once`,
 )
-const header = ['request', 'median ms', 'p99 ms', 'floor median ms', 'API/floor', 'bar (median / p99 ms)']
+const header = ['request', 'HTTP', 'median ms', 'p99 ms', 'floor median ms', 'API/floor', 'bar (median / p99 ms)']
 const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)))
 for (const row of [header, ...rows]) console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))

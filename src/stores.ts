@@ -42,7 +42,7 @@ export interface Stores {
 export function createStores(db: Db, options: {statementTimeoutMs?: number} = {}): Stores {
   const leadCounts = new LeadCountsStore(db)
   const searchIndex = new LeadSearchIndex(db)
-  const leadQueries = new LeadQueryStore(db, leadCounts, options.statementTimeoutMs)
+  const leadQueries = new LeadQueryStore(db, leadCounts, {statementTimeoutMs: options.statementTimeoutMs})
   return {
     customers: new CustomersStore(db),
     leadQueries,

@@ -68,12 +68,12 @@ export function countMatches(db: Knex, customerId: string, plan: SearchPlan, fil
 
 /**
  * Orders a plan's pieces narrowest first, so the first drives a search, and notes how many index
- * entries the driving range holds (counted up to a cap: `driving`). Pieces are counted longest
+ * entries each piece's range holds (`sizes`; a piece not looked at is Infinity). Pieces are counted longest
  * first (usually the narrowest), stopping at one narrow enough to drive: length alone guesses
  * wrong when a long piece is a common word (`grace kalo`).
  */
 export async function narrowestFirst(db: Knex, customerId: string, plan: SearchPlan): Promise<SearchPlan> {
-  if (plan.kind === 'phone' || plan.addresses.length > 0) return {...plan, driving: await drivingSize(db, customerId, plan)}
+  if (plan.kind === 'phone' || plan.addresses.length > 0) return {...plan, sizes: [await drivingSize(db, customerId, plan)]}
   const byLength = [...plan.pieces].sort((a, b) => b.length - a.length)
   const sizes = new Map<string, number>()
   for (const piece of byLength) {
@@ -83,7 +83,7 @@ export async function narrowestFirst(db: Knex, customerId: string, plan: SearchP
   }
   const size = (piece: string) => sizes.get(piece) ?? Number.POSITIVE_INFINITY
   const pieces = byLength.sort((a, b) => size(a) - size(b))
-  return {...plan, pieces, driving: size(pieces[0]!)}
+  return {...plan, pieces, sizes: pieces.map(size)}
 }
 
 /**

@@ -14,8 +14,11 @@ export type SearchPlan = (
     /** The digits must begin the lead's phone number or its last 10 digits. */
   | {kind: 'phone'; digits: string}
 ) & {
-  /** How many index entries the range a search drives from holds, counted up to a cap; set by the store. */
-  driving?: number
+  /**
+   * How many index entries each piece's range holds, in the pieces' order (for a phone or an
+   * address, the range it drives from): estimated by the store, which drives from the first.
+   */
+  sizes?: number[]
 }
 
 /** A term made of digits and phone punctuation only is a phone number. */
