@@ -32,6 +32,11 @@ describe('loadConfig', function () {
     expect(config.redis).to.equal(null)
     expect(config.masterKey).to.equal(null)
     expect(config.webhookAllowHosts).to.deep.equal([])
+    expect(config.statementTimeoutMs).to.equal(2000)
+  })
+
+  it('reads the statement time limit in milliseconds', function () {
+    expect(loadConfig({LEADS_STATEMENT_TIMEOUT_MS: '750'}).statementTimeoutMs).to.equal(750)
   })
 
   it('returns a frozen object', function () {
@@ -69,6 +74,9 @@ describe('loadConfig', function () {
     ['LEADS_MASTER_KEY', 'short', /32 bytes/],
     ['LEADS_LOG_LEVEL', 'loud', /must be one of/],
     ['LEADS_BASE_URL', 'ftp://x', /http\(s\) URL/],
+    ['LEADS_STATEMENT_TIMEOUT_MS', '0', /from 1 to 600000/],
+    ['LEADS_STATEMENT_TIMEOUT_MS', '2s', /from 1 to 600000/],
+    ['LEADS_STATEMENT_TIMEOUT_MS', '600001', /from 1 to 600000/],
   ] as const) {
     it(`rejects ${variable}=${value} with one line naming the variable`, function () {
       const error = configError({[variable]: value})
