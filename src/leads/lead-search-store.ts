@@ -82,8 +82,21 @@ export async function narrowestFirst(db: Knex, customerId: string, plan: SearchP
     if (size <= NARROW_ENOUGH) break
   }
   const size = (piece: string) => sizes.get(piece) ?? Number.POSITIVE_INFINITY
-  const pieces = byLength.sort((a, b) => size(a) - size(b))
+  const cost = new Map<string, number>()
+  for (const [piece, rows] of sizes) cost.set(piece, rows > NARROW_ENOUGH && (await oneWord(db, customerId, piece, rows)) ? rows / 2 : rows)
+  const pieces = byLength.sort((a, b) => (cost.get(a) ?? size(a)) - (cost.get(b) ?? size(b)))
   return {...plan, pieces, sizes: pieces.map(size)}
+}
+
+/**
+ * Whether a piece's range is mostly the one word `piece` (MySQL): that range lists its leads in
+ * id order, so checking them walks the (lead_id, word) index in order, about twice as fast as the
+ * scattered ids of a range of many words (360 against 650 ms for 125,000 and 100,000 leads).
+ */
+async function oneWord(db: Knex, customerId: string, piece: string, rows: number): Promise<boolean> {
+  if (!isMysql(db)) return false
+  const exact = await rangeSize(db, db('lead_search_words').select('lead_id').where({customer_id: customerId, word: piece}), ESTIMATE_CAP)
+  return exact * 2 >= rows
 }
 
 /**
