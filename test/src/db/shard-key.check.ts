@@ -153,12 +153,13 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
   {sql: /^delete from `idempotency_keys` where `expires_at` <= \?$/, why: 'the idempotency sweeper deletes expired records of every customer'},
 
   // Pinned by the enclosing query, not by itself: a per-lead check on the words of a lead the
-  // outer query already limits to one customer (leads.customer_id = ? or w.customer_id = ?).
+  // outer query already limits to one customer (leads.customer_id = ? or w.customer_id = ?, or
+  // the walked window's leads.customer_id = ?).
   // Kept without customer_id because SQLite then picks the (customer_id, word) key and scans the
   // whole word range per lead (lead-search-store.ts). A router that cannot merge a correlated subquery
   // into the outer route (Vitess) needs `p.customer_id = <outer>.customer_id` added first.
   {
-    sql: /\(SELECT 1 FROM lead_search_words p WHERE p\.lead_id = (leads\.id|w\.lead_id) AND p\.word >= \? AND p\.word < \? LIMIT 1\) IS NOT NULL/,
+    sql: /\(SELECT 1 FROM lead_search_words p WHERE p\.lead_id = (leads\.id|w\.lead_id|walked\.id) AND p\.word >= \? AND p\.word < \? LIMIT 1\) IS NOT NULL/,
     why: 'search: the word check of a lead already pinned by the outer query',
   },
 ]
