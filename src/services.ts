@@ -10,7 +10,7 @@ import {DeliveriesService} from './deliveries/deliveries-service.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
 import {type DispatchQueue, MemoryQueue} from './deliveries/dispatch-queue.js'
 import {FallbackQueue} from './deliveries/fallback-queue.js'
-import {DatabaseInFlightSlots, FallbackInFlightSlots, type InFlightSlots, RedisInFlightSlots} from './deliveries/in-flight-slots.js'
+import {FallbackInFlightSlots, type InFlightSlots, RedisInFlightSlots} from './deliveries/in-flight-slots.js'
 import {DeliveryOutbox} from './deliveries/outbox.js'
 import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
@@ -129,9 +129,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const queue: DispatchQueue = redis
     ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger)
     : new MemoryQueue()
-  const inFlight: InFlightSlots = redis
-    ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), new DatabaseInFlightSlots(db))
-    : new DatabaseInFlightSlots(db)
+  const inFlight: InFlightSlots = redis ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), stores.inFlight) : stores.inFlight
   const outbox = new DeliveryOutbox(stores.webhooks, stores.deliveries, queue, options.logger)
   const webhooks = new WebhooksService(stores.webhooks, secrets, targets, clock)
   // Built when first used: the daemon's app and worker use them, operator commands never do.
