@@ -43,11 +43,12 @@ export interface Stores {
  * reads through them without starting any service.
  */
 export function createStores(db: Db): Stores {
+  const customers = new CustomersStore(db)
   const leadCounts = new LeadCountsStore(db)
   const searchIndex = new LeadSearchIndex(db)
-  const leadQueries = new LeadQueryStore(db, leadCounts)
+  const leadQueries = new LeadQueryStore(db, leadCounts, customers)
   return {
-    customers: new CustomersStore(db),
+    customers,
     leadQueries,
     leadChangeFeed: new LeadChangeFeed(db, leadQueries),
     leadMatches: new LeadMatchStore(db),

@@ -37,7 +37,7 @@ export class LeadsWriteService {
 
   constructor({db, matches, leads, customers, events, outbox, idempotency, clock, createGuess}: WriteDependencies) {
     const setups = new SetupCache()
-    const reads = new WriteReads(db, matches, customers, setups)
+    const reads = new WriteReads(matches, customers, setups)
     const guess = new CreateGuess(matches, customers, outbox, setups, createGuess)
     this.creates = new CreateWriter(db, leads, reads, events, outbox, idempotency, guess, clock)
     this.bulks = new BulkWriter(db, leads, reads, idempotency, clock)
