@@ -3,7 +3,7 @@ import os from 'node:os'
 import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
-import {createDb, type Db, readPacketLimit} from './db/knex.js'
+import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
@@ -191,7 +191,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       ),
     async readiness() {
       const reasons: string[] = []
-      const database = await db.raw('select 1').then(
+      const database = await pingDatabase(db).then(
         () => true,
         (error: Error) => (reasons.push(`database unreachable: ${(error as {code?: string}).code ?? 'no answer'}`), false),
       )
@@ -224,7 +224,7 @@ function dispatchCheck(queue: DispatchQueue, redis: RedisConnection | null, now:
 
 async function checkDatabase(db: Db): Promise<void> {
   try {
-    await db.raw('select 1')
+    await pingDatabase(db)
   } catch (error) {
     const {code, message} = error as {code?: string; message: string}
     // mysql2 messages can quote the user name but never the password; keep just the reason.
