@@ -44,8 +44,8 @@ export interface Stores {
  */
 export function createStores(db: Db): Stores {
   const customers = new CustomersStore(db)
-  const leadCounts = new LeadCountsStore(db)
-  const searchIndex = new LeadSearchIndex(db)
+  const leadCounts = new LeadCountsStore(db, customers)
+  const searchIndex = new LeadSearchIndex(db, customers)
   const leadQueries = new LeadQueryStore(db, leadCounts, customers)
   return {
     customers,

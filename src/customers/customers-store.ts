@@ -45,6 +45,11 @@ export class CustomersStore {
     return row ? rowToCustomer(row) : null
   }
 
+  /** Every customer's id: what a rebuild of derived data walks when not given one. */
+  async customerIds(): Promise<string[]> {
+    return (await this.db('customers').pluck('id')) as string[]
+  }
+
   async listCustomers(): Promise<Customer[]> {
     const rows = (await this.db('customers').orderBy([{column: 'created_at'}, {column: 'id'}])) as CustomerRow[]
     return rows.map(rowToCustomer)
