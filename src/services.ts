@@ -131,7 +131,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     : new MemoryQueue()
   const inFlight: InFlightSlots = redis ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), stores.inFlight) : stores.inFlight
   const outbox = new DeliveryOutbox(stores.webhooks, stores.deliveries, queue, options.logger)
-  const webhooks = new WebhooksService(stores.webhooks, secrets, targets, clock)
+  const webhooks = new WebhooksService(stores.webhooks, stores.deliveries, secrets, targets, clock)
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
