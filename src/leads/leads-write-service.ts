@@ -29,7 +29,7 @@ interface WriteDependencies {
 /**
  * Pushing leads: single creates (merged by email or phone, grouped per transaction) and bulk
  * requests. Writers lock the match keys of their rows first, so concurrent pushes of one person
- * end as one lead on either backend. How a write is done: docs/api.md, "How a write is done".
+ * end as one lead on either backend. How a write is done: docs/design.md, "How a write is done".
  */
 export class LeadsWriteService {
   private readonly creates: CreateWriter
