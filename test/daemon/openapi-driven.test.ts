@@ -400,7 +400,8 @@ forEachBackend((backend) => {
 
     const plan = async (op: Operation, kind: string, seed: number, change: Mutation, extra: number): Promise<Planned> => {
       const parts = generatedParts(op, seed)
-      const webhookId = servesWebhookId(op) ? await webhookFor() : ''
+      // Every webhook case has one of the tenant's webhooks to act on, and to list.
+      const webhookId = op.path.includes('/lead-webhooks') ? await webhookFor() : ''
       const as = (headers: Record<string, string>) => sentOf(op, parts, webhookId, headers)
       switch (kind) {
         case 'valid':
