@@ -502,6 +502,16 @@ forEachBackend((backend) => {
         const typed = header['schema']['type'] === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value
         expect(validate(typed), `${op.id} ${response.status} header ${name}: ${value}\n${where}`).to.equal(true)
       }
+      if (response.status < 300) {
+        // A query parameter with a default that the answer echoes (limit, offset) is the one sent, or that default.
+        const query = new URL(sent.path, daemon.url).searchParams
+        for (const parameter of op.query.filter((p) => p['schema']['default'] !== undefined && response.body?.[p['name']] !== undefined)) {
+          const name = parameter['name'] as string
+          const given = query.get(name)
+          const expected = given === null ? parameter['schema']['default'] : parameter['schema']['type'] === 'integer' ? Number(given) : given
+          expect(response.body[name], `${op.id}: ${name} as applied\n${where}`).to.equal(expected)
+        }
+      }
       if (response.status >= 400) {
         expect(response.body?.error?.code, `${op.id}: error code\n${where}`).to.equal(response.status)
         if (ERROR_TYPE[response.status]) expect(response.body.error.type, `${op.id}: error type\n${where}`).to.equal(ERROR_TYPE[response.status])
