@@ -40,12 +40,17 @@ export function openApiDocument(): Json {
 function leadPaths(listParameters: Json[]): Json {
   return {
     '/api/agents/crm/leads': {
-      get: operation('GET /api/agents/crm/leads', 'List and search leads', {
-        operationId: 'listLeads',
-        tags: ['leads'],
-        parameters: listParameters,
-        responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors([400, 401, 403, 429, 500])},
-      }),
+      get: operation(
+        'GET /api/agents/crm/leads',
+        'List and search leads',
+        {
+          operationId: 'listLeads',
+          tags: ['leads'],
+          parameters: listParameters,
+          responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors([400, 401, 403, 429, 500])},
+        },
+        'A query parameter not listed here, or one given twice, is a 400 naming it, so that a misspelt filter is never ignored.',
+      ),
       post: operation('POST /api/agents/crm/leads', 'Create a lead, or merge into the match by email or phone', {
         operationId: 'createLead',
         tags: ['leads'],

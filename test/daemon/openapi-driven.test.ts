@@ -42,7 +42,8 @@ const UNREACHABLE: Record<string, string> = {
  * may still be a 400: the rule, as the document words it.
  */
 const PROSE_RULES: Record<string, string> = {
-  listLeads: 'a cursor is next_cursor issued under the same sort_by and sort_dir; sync takes only cursor, limit, include_custom_fields and updated_since',
+  listLeads:
+    'a query parameter not listed, or given twice, is a 400; a cursor is next_cursor issued under the same sort_by and sort_dir; sync takes only cursor, limit, include_custom_fields and updated_since',
   createLead: "stage_slug names one of the customer's stages; contact_phone has at least one digit and at most 32",
   recoverWebhookDeliveries: 'since is at most 7 days ago and not in the future',
 }
