@@ -13,12 +13,11 @@
  *   node dist/bench/compare-builds.js .,LEADS_CREATE_GUESS=on .,LEADS_CREATE_GUESS=off
  */
 import {randomUUID} from 'node:crypto'
-import path from 'node:path'
 
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
-import {type DaemonProcess, spawnDaemon} from './daemon-process.js'
+import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 import {LoadConnection} from './http-load.js'
 import {median, p99} from './push-floor.js'
@@ -30,11 +29,7 @@ const CONCURRENCY = 16
 /** Bulk requests of 500 new leads per build, alternating, after as many untimed. */
 const BULKS = 20
 
-/** A checkout to run, and the settings its daemon gets on top of the bench's. */
-const specs = process.argv.slice(2).map((arg) => {
-  const [root, ...settings] = arg.split(',')
-  return {label: arg, root: path.resolve(root!), settings: Object.fromEntries(settings.map((setting) => setting.split('=', 2) as [string, string]))}
-})
+const specs = process.argv.slice(2).map(checkoutSpec)
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
 if (specs.length !== 2 || !mysqlUrl) {
   console.error(

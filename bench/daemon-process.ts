@@ -17,6 +17,19 @@ export interface DaemonProcess {
   stop(): Promise<void>
 }
 
+/** A checkout whose build runs the daemon, and the settings its daemon gets on top of a bench's. */
+export interface CheckoutSpec {
+  label: string
+  root: string
+  settings: Record<string, string>
+}
+
+/** A checkout as benches take it on the command line: `<dir>[,VAR=value…]`. */
+export function checkoutSpec(arg: string): CheckoutSpec {
+  const [root, ...settings] = arg.split(',')
+  return {label: arg, root: path.resolve(root!), settings: Object.fromEntries(settings.map((setting) => setting.split('=', 2) as [string, string]))}
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {

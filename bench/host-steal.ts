@@ -22,9 +22,15 @@ export function cpuTimes(): CpuTimes | null {
   }
 }
 
+/** The percentage of CPU time stolen between two readings, or null where it was not measured. */
+export function stealPercent(before: CpuTimes | null, after: CpuTimes | null): number | null {
+  if (!before || !after || after.total === before.total) return null
+  return (100 * (after.steal - before.steal)) / (after.total - before.total)
+}
+
 /** The share of CPU time stolen between two readings, as a sentence for a benchmark's output. */
 export function stealReport(before: CpuTimes | null, after: CpuTimes | null): string {
-  if (!before || !after || after.total === before.total) return 'CPU time taken by the host (steal): not measured here'
-  const share = (100 * (after.steal - before.steal)) / (after.total - before.total)
+  const share = stealPercent(before, after)
+  if (share === null) return 'CPU time taken by the host (steal): not measured here'
   return `CPU time taken by the host (steal) during the run: ${share.toFixed(1)}%${share > 2 ? ' (above 2%: not a quiet-machine figure)' : ''}`
 }

@@ -194,7 +194,7 @@ export async function openBulkFloor(url: string, customerId: string): Promise<{r
   const pool = mysql.createPool({uri: url, connectionLimit: 1, multipleStatements: true})
   const customers = new CustomersStore(db)
   const setup = customerSetup(await customers.listStages(customerId), await customers.listFields(customerId))
-  const store = new LeadWriteStatements(db, new LeadCountsStore(db), new LeadSearchIndex(db))
+  const store = new LeadWriteStatements(db, new LeadCountsStore(db, customers), new LeadSearchIndex(db, customers))
   const matches = new LeadMatchStore(db)
   const send = async (connection: mysql.PoolConnection, statements: readonly Statement[]) => {
     await connection.query(

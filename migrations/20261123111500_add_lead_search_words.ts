@@ -1,5 +1,6 @@
 import type {Knex} from 'knex'
 
+import {CustomersStore} from '../src/customers/customers-store.js'
 import {LeadSearchIndex} from '../src/leads/lead-search-store.js'
 
 /**
@@ -30,7 +31,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('leads', (t) => {
     t.index(['customer_id', 'phone_digits'])
   })
-  await new LeadSearchIndex(knex).rebuild()
+  await new LeadSearchIndex(knex, new CustomersStore(knex)).rebuild()
 }
 
 export async function down(knex: Knex): Promise<void> {

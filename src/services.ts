@@ -3,14 +3,14 @@ import os from 'node:os'
 import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
-import {createDb, type Db, readPacketLimit} from './db/knex.js'
+import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
 import {type DispatchQueue, MemoryQueue} from './deliveries/dispatch-queue.js'
 import {FallbackQueue} from './deliveries/fallback-queue.js'
-import {DatabaseInFlightSlots, FallbackInFlightSlots, type InFlightSlots, RedisInFlightSlots} from './deliveries/in-flight-slots.js'
+import {FallbackInFlightSlots, type InFlightSlots, RedisInFlightSlots} from './deliveries/in-flight-slots.js'
 import {DeliveryOutbox} from './deliveries/outbox.js'
 import {RedisStreamQueue} from './deliveries/redis-stream-queue.js'
 import {DeliverySender} from './deliveries/sender.js'
@@ -129,11 +129,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const queue: DispatchQueue = redis
     ? new FallbackQueue(new RedisStreamQueue(redis, consumer, 60_000, options.logger, () => clock.now()), options.logger)
     : new MemoryQueue()
-  const inFlight: InFlightSlots = redis
-    ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), new DatabaseInFlightSlots(db))
-    : new DatabaseInFlightSlots(db)
+  const inFlight: InFlightSlots = redis ? new FallbackInFlightSlots(redis, new RedisInFlightSlots(redis), stores.inFlight) : stores.inFlight
   const outbox = new DeliveryOutbox(stores.webhooks, stores.deliveries, queue, options.logger)
-  const webhooks = new WebhooksService(stores.webhooks, secrets, targets, clock)
+  const webhooks = new WebhooksService(stores.webhooks, stores.deliveries, secrets, targets, clock)
   // Built when first used: the daemon's app and worker use them, operator commands never do.
   let metrics: Metrics | undefined
   let limiter: RequestLimiter | undefined
@@ -193,7 +191,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       ),
     async readiness() {
       const reasons: string[] = []
-      const database = await db.raw('select 1').then(
+      const database = await pingDatabase(db).then(
         () => true,
         (error: Error) => (reasons.push(`database unreachable: ${(error as {code?: string}).code ?? 'no answer'}`), false),
       )
@@ -226,7 +224,7 @@ function dispatchCheck(queue: DispatchQueue, redis: RedisConnection | null, now:
 
 async function checkDatabase(db: Db): Promise<void> {
   try {
-    await db.raw('select 1')
+    await pingDatabase(db)
   } catch (error) {
     const {code, message} = error as {code?: string; message: string}
     // mysql2 messages can quote the user name but never the password; keep just the reason.

@@ -1,6 +1,7 @@
 import {CustomersStore} from './customers/customers-store.js'
 import type {Db} from './db/knex.js'
 import {DeliveriesStore} from './deliveries/deliveries-store.js'
+import {InFlightSlotsStore} from './deliveries/in-flight-slots-store.js'
 import {EventsStore} from './events/events-store.js'
 import {IdempotencyStore} from './idempotency/idempotency-store.js'
 import {KeysStore} from './keys/keys-store.js'
@@ -30,6 +31,8 @@ export interface Stores {
   readonly events: EventsStore
   readonly webhooks: WebhooksStore
   readonly deliveries: DeliveriesStore
+  /** The in-flight record where Redis is not configured or away. */
+  readonly inFlight: InFlightSlotsStore
   readonly idempotency: IdempotencyStore
   readonly keys: KeysStore
   readonly rateLimits: RateLimitStore
@@ -40,11 +43,12 @@ export interface Stores {
  * reads through them without starting any service.
  */
 export function createStores(db: Db, options: {statementTimeoutMs?: number} = {}): Stores {
-  const leadCounts = new LeadCountsStore(db)
-  const searchIndex = new LeadSearchIndex(db)
-  const leadQueries = new LeadQueryStore(db, leadCounts, {statementTimeoutMs: options.statementTimeoutMs})
+  const customers = new CustomersStore(db)
+  const leadCounts = new LeadCountsStore(db, customers)
+  const searchIndex = new LeadSearchIndex(db, customers)
+  const leadQueries = new LeadQueryStore(db, leadCounts, customers, {statementTimeoutMs: options.statementTimeoutMs})
   return {
-    customers: new CustomersStore(db),
+    customers,
     leadQueries,
     leadChangeFeed: new LeadChangeFeed(db, leadQueries),
     leadMatches: new LeadMatchStore(db),
@@ -54,6 +58,7 @@ export function createStores(db: Db, options: {statementTimeoutMs?: number} = {}
     events: new EventsStore(db),
     webhooks: new WebhooksStore(db),
     deliveries: new DeliveriesStore(db),
+    inFlight: new InFlightSlotsStore(db),
     idempotency: new IdempotencyStore(db),
     keys: new KeysStore(db),
     rateLimits: new RateLimitStore(db),

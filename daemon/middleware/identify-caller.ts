@@ -35,8 +35,10 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
     }
 
     const decision = await limiter.consumeAnonymous(ctx.ip)
-    if (token !== undefined && known === undefined && (decision.allowed || (await authenticator.isInternalToken(token)))) {
-      const key = await authenticator.authenticate(token)
+    if (token !== undefined && known === undefined) {
+      const key = await refundingOnFailure(limiter, ctx.ip, async () =>
+        decision.allowed || (await authenticator.isInternalToken(token)) ? authenticator.authenticate(token) : null,
+      )
       if (key && (decision.allowed || key.internal)) {
         // A refund lost to a Redis fault costs the address one request of its budget, never this request.
         await limiter.refundAnonymous(ctx.ip).catch(() => undefined)
@@ -47,5 +49,19 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
     // Without a valid key the request stays counted against the address: these are its headers.
     applyDecision(ctx, decision, metrics, 'anonymous')
     return next()
+  }
+}
+
+/**
+ * Runs a token lookup the address was charged for. A lookup that failed (the database
+ * unreachable) tells a valid token from a guess no better than none: the address gets its request
+ * back, so the callers behind it do not find their budget spent by an outage once it is over.
+ */
+async function refundingOnFailure<T>(limiter: RequestLimiter, address: string, lookup: () => Promise<T>): Promise<T> {
+  try {
+    return await lookup()
+  } catch (error) {
+    await limiter.refundAnonymous(address).catch(() => undefined)
+    throw error
   }
 }

@@ -13,6 +13,13 @@ export interface Stage {
   position: number
 }
 
+/** Someone on the customer's team whom leads are assigned to, as a lead shows them. */
+export interface Owner {
+  id: string
+  name: string
+  role_name: string
+}
+
 export const FIELD_TYPES = ['string', 'number', 'boolean'] as const
 export type FieldType = (typeof FIELD_TYPES)[number]
 

@@ -3,7 +3,7 @@ import type {Knex} from 'knex'
 import type {Db} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import {compile, type Read, runRead, type Statement} from '../db/statements.js'
-import {type Customer, type CustomFieldDefinition, type FieldType, LEAD_LINE_SLUG, type Stage} from './customer-types.js'
+import {type Customer, type CustomFieldDefinition, type FieldType, LEAD_LINE_SLUG, type Owner, type Stage} from './customer-types.js'
 
 interface CustomerRow {
   id: string
@@ -28,7 +28,7 @@ interface FieldRow {
   type: string
 }
 
-/** SQL for customers, their pipeline stages and their custom-field definitions. */
+/** SQL for customers, their pipeline stages, their custom-field definitions and the owners leads are assigned to. */
 export class CustomersStore {
   constructor(private readonly db: Db) {}
 
@@ -43,6 +43,11 @@ export class CustomersStore {
   async findCustomer(id: string): Promise<Customer | null> {
     const row = (await this.db('customers').where({id}).first()) as CustomerRow | undefined
     return row ? rowToCustomer(row) : null
+  }
+
+  /** Every customer's id: what a rebuild of derived data walks when not given one. */
+  async customerIds(): Promise<string[]> {
+    return (await this.db('customers').pluck('id')) as string[]
   }
 
   async listCustomers(): Promise<Customer[]> {
@@ -63,6 +68,37 @@ export class CustomersStore {
           .orderBy([{column: 'position'}, {column: 'id'}]),
       ),
       read: (result) => (result.rows as unknown as StageRow[]).map(rowToStage),
+    }
+  }
+
+  /** The customer's stages with these ids, with what a lead shows of each; null when there are none to read. */
+  stageSummariesRead(customerId: string, ids: readonly string[]): Read<Array<Pick<Stage, 'id' | 'slug' | 'name' | 'color'>>> | null {
+    if (ids.length === 0) return null
+    return {
+      statement: compile(
+        this.db('stages')
+          .where('customer_id', customerId)
+          .whereIn('id', [...new Set(ids)])
+          .select('id', 'slug', 'name', 'color'),
+      ),
+      read: (result) => result.rows as unknown as Array<Pick<Stage, 'id' | 'slug' | 'name' | 'color'>>,
+    }
+  }
+
+  /**
+   * The customer's owners with these ids, by id: a read for a list page, or to send in a write's
+   * transaction (the owners of the leads it may merge into). Null when there are none to read.
+   */
+  ownersRead(customerId: string, ids: readonly string[]): Read<Map<string, Owner>> | null {
+    if (ids.length === 0) return null
+    const query = this.db('owners')
+      .where('customer_id', customerId)
+      .whereIn('id', [...new Set(ids)])
+      .select('id', 'name', 'role_name')
+    return {
+      statement: compile(query),
+      read: (result) =>
+        new Map(result.rows.map((row) => [String(row['id']), {id: String(row['id']), name: String(row['name']), role_name: String(row['role_name'])}])),
     }
   }
 

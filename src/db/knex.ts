@@ -95,6 +95,11 @@ export function isMysql(db: Db): boolean {
   return db.client.config.client === 'mysql2'
 }
 
+/** Asks the database for the smallest answer it gives: fails when it cannot be reached. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.raw('select 1')
+}
+
 /**
  * Rows per multi-row INSERT: knex writes one on SQLite as a compound SELECT, which SQLite caps at
  * 500 terms; MySQL takes a whole bulk request's rows in one statement (fewer round trips), up to

@@ -18,8 +18,6 @@ export interface WriteTransaction {
 export interface WriteOutcome<T> {
   value: T
   commitWith: readonly Statement[]
-  /** Runs after commitWith is sent and before COMMIT (an extra round trip): tests hold a transaction open with it. */
-  beforeCommit?: () => Promise<void>
   /**
    * When a statement of commitWith is refused with an error this accepts, the transaction goes on:
    * a refused statement stops its batch (nothing after it runs, the COMMIT included) but keeps
@@ -65,7 +63,6 @@ async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Pro
     for (;;) {
       try {
         await runEach(trx, [...ahead.splice(0), ...outcome.commitWith])
-        await outcome.beforeCommit?.()
         return outcome.value
       } catch (error) {
         const next = outcome.orElse?.(error)
@@ -91,15 +88,14 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
   }
   // Batches sent ahead, each already caught so a failure waits for the commit to report it.
   const ahead: Array<Promise<unknown>> = []
-  const commit = async ({commitWith, beforeCommit}: WriteOutcome<T>) => {
-    if (beforeCommit || ahead.length > 0) {
+  const commit = async ({commitWith}: WriteOutcome<T>) => {
+    if (ahead.length > 0) {
       // The COMMIT goes alone, once everything sent ahead is known to have succeeded.
       const rest = send(commitWith)
       // Reported by `await rest` below, or moot when something sent ahead failed first.
       rest.catch(() => undefined)
       for (const result of await Promise.all(ahead)) if (result) throw (result as {failed: unknown}).failed
       await rest
-      await beforeCommit?.()
       await send([], true)
     } else await send(commitWith, true)
   }

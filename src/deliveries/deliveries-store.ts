@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {insertChunks, type Statement} from '../db/statements.js'
+import {compile, insertChunks, type Statement} from '../db/statements.js'
 import {DeliveryAttemptsStore} from './delivery-attempts-store.js'
 import {DeliveryLeasesStore} from './delivery-leases-store.js'
 import {type DeliveryRow, deliveryFromRow} from './delivery-rows.js'
@@ -48,6 +48,16 @@ export class DeliveriesStore {
       updated_at: now,
     }))
     return {ids: rows.map((row) => row.id), statements: insertChunks(this.db, 'deliveries', rows)}
+  }
+
+  /** Cancels a webhook's unfinished deliveries: the statement its deletion sends in its transaction. */
+  cancelForWebhookStatement(customerId: string, webhookId: string, now: number): Statement {
+    return compile(
+      this.db('deliveries')
+        .where({customer_id: customerId, webhook_id: webhookId})
+        .whereIn('status', ['pending', 'delivering'])
+        .update({status: 'cancelled', last_error: 'webhook deleted', completed_at: now, updated_at: now}),
+    )
   }
 
   async find(id: string): Promise<Delivery | null> {

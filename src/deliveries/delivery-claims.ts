@@ -1,7 +1,3 @@
-import type {Db} from '../db/knex.js'
-import {StatementBatch} from '../db/statements.js'
-import {retryingDeadlocks} from '../db/transaction.js'
-import {sendBatch} from '../db/write-transaction.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
 import type {Clock} from '../shared/clock.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
@@ -42,7 +38,6 @@ const LEASE_BATCH = 1000
  */
 export class DeliveryClaims {
   constructor(
-    private readonly db: Db,
     private readonly leases: DeliveryLeasesStore,
     private readonly webhooks: WebhooksStore,
     private readonly events: EventsStore,
@@ -52,28 +47,19 @@ export class DeliveryClaims {
   ) {}
 
   /**
-   * Claims deliveries and loads what sending them needs, in one round trip on MySQL: the claim
-   * (an UPDATE that commits on its own), then the claimed rows with their webhooks and events.
-   * Leaves out what is not this worker's to send (not due, another worker holds it), and settles
-   * here what cannot be sent (webhook gone or disabled, event lost).
+   * Claims deliveries and loads what sending them needs (in one round trip on MySQL, see
+   * DeliveryLeasesStore.claim). Leaves out what is not this worker's to send (not due, another
+   * worker holds it), and settles here what cannot be sent (webhook gone or disabled, event lost).
    */
   async claimMany(ids: readonly string[]): Promise<ClaimedDelivery[]> {
     if (ids.length === 0) return []
     const now = this.clock.now()
-    const leaseUntil = now + LEASE_MS
-    const claimed = this.leases.claimed(ids, this.workerId, leaseUntil)
-    const batch = new StatementBatch().add(this.leases.claimStatement(ids, this.workerId, now, leaseUntil))
-    const rows = batch.read(this.leases.claimedRead(claimed))
-    const webhooks = batch.read(this.webhooks.withSecretsRead(claimed.clone().select('webhook_id')))
-    const events = batch.read(this.events.manyRead(claimed.clone().select('event_id')))
-    // The claim commits on its own; a deadlock victim claimed nothing and simply claims again.
-    await retryingDeadlocks(() => batch.send({send: (statements) => sendBatch(this.db, statements)}))
-
+    const claimed = await this.leases.claim(ids, this.workerId, now, now + LEASE_MS, {webhooks: this.webhooks, events: this.events})
     const ready: ClaimedDelivery[] = []
     const opened = this.opener()
-    for (const {delivery, priorAttempts} of rows()) {
-      const loaded = webhooks().get(delivery.webhookId)
-      const event = events().get(delivery.eventId)
+    for (const {delivery, priorAttempts} of claimed.deliveries) {
+      const loaded = claimed.webhooks.get(delivery.webhookId)
+      const event = claimed.events.get(delivery.eventId)
       if (!loaded) await this.settle([delivery.id], 'cancelled', 'webhook deleted')
       else if (!loaded.webhook.isActive) await this.settle([delivery.id], 'cancelled', 'webhook disabled')
       else if (!event) await this.settle([delivery.id], 'failed', 'event not found')

@@ -2,12 +2,28 @@ import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
 import {retryingDeadlocks} from '../db/transaction.js'
-import {compile, type Read, type Statement} from '../db/statements.js'
+import {compile, type Read, type Statement, StatementBatch} from '../db/statements.js'
+import {sendBatch} from '../db/write-transaction.js'
+import type {EventsStore, StoredEvent} from '../events/events-store.js'
+import type {WebhooksStore, WebhookWithSecrets} from '../webhooks/webhooks-store.js'
 import {type DeliveryRow, deliveryFromRow, LAST_ERROR_MAX} from './delivery-rows.js'
 import type {Delivery, DeliveryStatus} from './delivery-types.js'
 
 /** Ids per statement when many deliveries are released at once. */
 const RELEASE_BATCH = 1000
+
+/** The stores whose reads a claim sends with it. */
+export interface ClaimRelated {
+  webhooks: Pick<WebhooksStore, 'withSecretsRead'>
+  events: Pick<EventsStore, 'manyRead'>
+}
+
+/** What a claim got: the deliveries (each with its attempts on record), and their webhooks and events by id. */
+export interface Claimed {
+  deliveries: Array<{delivery: Delivery; priorAttempts: number}>
+  webhooks: Map<string, WebhookWithSecrets>
+  events: Map<string, StoredEvent>
+}
 
 /**
  * SQL for the leases workers hold on deliveries: the claim and its read-back, the heartbeat, the
@@ -17,11 +33,27 @@ export class DeliveryLeasesStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Takes deliveries for one worker until `leaseUntil`: only due pending ones, or ones whose
-   * previous worker's lease ran out. The conditional update is what keeps two workers from
-   * ever delivering the same attempt; claimedRead then reads back the ones this worker got.
+   * Takes deliveries for one worker until `leaseUntil` and reads back what sending them needs, in
+   * one round trip on MySQL: the claim (an UPDATE that commits on its own), then the deliveries
+   * this worker got, with their webhooks and events (read by their own stores' SQL). Only due
+   * pending deliveries, or ones whose previous worker's lease ran out, are taken: the conditional
+   * update is what keeps two workers from ever delivering the same attempt.
    */
-  claimStatement(ids: readonly string[], workerId: string, now: number, leaseUntil: number): Statement {
+  async claim(ids: readonly string[], workerId: string, now: number, leaseUntil: number, related: ClaimRelated): Promise<Claimed> {
+    // Which of the ids this claim got (this worker, this lease end): the subquery of the batch's reads.
+    const claimed = this.db('deliveries')
+      .whereIn('id', [...ids])
+      .andWhere({claimed_by: workerId, claimed_until: leaseUntil, status: 'delivering'})
+    const batch = new StatementBatch().add(this.claimStatement(ids, workerId, now, leaseUntil))
+    const rows = batch.read(this.claimedRead(claimed))
+    const webhooks = batch.read(related.webhooks.withSecretsRead(claimed.clone().select('webhook_id')))
+    const events = batch.read(related.events.manyRead(claimed.clone().select('event_id')))
+    // The claim commits on its own; a deadlock victim claimed nothing and simply claims again.
+    await retryingDeadlocks(() => batch.send({send: (statements) => sendBatch(this.db, statements)}))
+    return {deliveries: rows(), webhooks: webhooks(), events: events()}
+  }
+
+  private claimStatement(ids: readonly string[], workerId: string, now: number, leaseUntil: number): Statement {
     return compile(
       this.db('deliveries')
         .whereIn('id', [...ids])
@@ -34,15 +66,8 @@ export class DeliveryLeasesStore {
     )
   }
 
-  /** Which of the ids this worker's claim (its id and lease end) got: a subquery for the batch's other reads. */
-  claimed(ids: readonly string[], workerId: string, leaseUntil: number): Knex.QueryBuilder {
-    return this.db('deliveries')
-      .whereIn('id', [...ids])
-      .andWhere({claimed_by: workerId, claimed_until: leaseUntil, status: 'delivering'})
-  }
-
   /** The claimed deliveries, each with how many attempts it has on record (attempts are numbered on from there). */
-  claimedRead(claimed: Knex.QueryBuilder): Read<Array<{delivery: Delivery; priorAttempts: number}>> {
+  private claimedRead(claimed: Knex.QueryBuilder): Read<Claimed['deliveries']> {
     const attempts = this.db('delivery_attempts').count('*').where('delivery_attempts.delivery_id', this.db.ref('deliveries.id'))
     return {
       statement: compile(claimed.clone().select('deliveries.*', attempts.as('prior_attempts'))),

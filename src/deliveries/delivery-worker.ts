@@ -112,7 +112,7 @@ export class DeliveryWorker {
     const {workerId, laneLimit, redispatchAfterMs} = this.options
     const wake = () => this.dispatcher.wake()
     const holdings = new WorkerHoldings(laneLimit)
-    const claims = new DeliveryClaims(db, deliveries.leases, webhooks, events, secrets, clock, workerId)
+    const claims = new DeliveryClaims(deliveries.leases, webhooks, events, secrets, clock, workerId)
     this.holdings = holdings
     this.claims = claims
     const breakers = new CircuitBreakers(webhooks, logger, wake, metrics, options.breaker)

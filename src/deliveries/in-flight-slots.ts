@@ -1,11 +1,9 @@
 import {createHash} from 'node:crypto'
 
-import {type Db, isMysql} from '../db/knex.js'
-import {inTransaction} from '../db/transaction.js'
 import type {RedisConnection} from '../db/redis.js'
 
 /** A webhook as the in-flight record keys it: its customer (the shard key) and its id. */
-interface WebhookRef {
+export interface WebhookRef {
   customerId: string
   id: string
 }
@@ -23,6 +21,17 @@ export interface InFlightSlots {
   exchange(webhook: WebhookRef, cap: number, done: readonly string[], wanted: readonly string[], heldUntil: number, now: number): Promise<string[]>
   /** The deliveries on the wire now, per webhook asked about. */
   onTheWire(webhooks: readonly WebhookRef[], now: number): Promise<Map<string, string[]>>
+}
+
+/**
+ * Which of `wanted` an exchange grants, given the deliveries that hold a slot after the release:
+ * those already holding one keep it, then new ones in order while the cap leaves room. The Redis
+ * script applies the same rule.
+ */
+export function grantSlots(held: ReadonlySet<string>, wanted: readonly string[], cap: number): {renewed: string[]; fresh: string[]} {
+  const renewed = wanted.filter((id) => held.has(id))
+  const fresh = wanted.filter((id) => !held.has(id)).slice(0, Math.max(0, cap - held.size))
+  return {renewed, fresh}
 }
 
 /** How long after its slot lapses an idle webhook's set stays in Redis. */
@@ -82,49 +91,6 @@ function keyOf(webhook: WebhookRef): string {
 }
 
 /**
- * The in-flight record in the database (table webhook_in_flight), where no Redis is configured or
- * while it is away. An exchange is one transaction that first locks the webhook's row on MySQL
- * (SQLite runs one write transaction at a time), so two workers never both see room for one.
- */
-export class DatabaseInFlightSlots implements InFlightSlots {
-  constructor(private readonly db: Db) {}
-
-  async exchange(webhook: WebhookRef, cap: number, done: readonly string[], wanted: readonly string[], heldUntil: number, now: number): Promise<string[]> {
-    if (done.length === 0 && wanted.length === 0) return []
-    const scope = {customer_id: webhook.customerId, webhook_id: webhook.id}
-    return inTransaction(this.db, async (trx) => {
-      if (isMysql(this.db)) await trx('webhooks').where({customer_id: webhook.customerId, id: webhook.id}).forUpdate().first('id')
-      await trx('webhook_in_flight')
-        .where(scope)
-        .andWhere((q) => q.where('held_until', '<=', now).orWhereIn('delivery_id', [...done]))
-        .delete()
-      if (wanted.length === 0) return []
-      const held = new Set(((await trx('webhook_in_flight').where(scope).select('delivery_id')) as Array<{delivery_id: string}>).map((row) => row.delivery_id))
-      const already = wanted.filter((id) => held.has(id))
-      const fresh = wanted.filter((id) => !held.has(id)).slice(0, Math.max(0, cap - held.size))
-      if (already.length > 0) await trx('webhook_in_flight').where(scope).whereIn('delivery_id', already).update({held_until: heldUntil})
-      if (fresh.length > 0) await trx('webhook_in_flight').insert(fresh.map((id) => ({delivery_id: id, ...scope, held_until: heldUntil})))
-      return [...already, ...fresh]
-    })
-  }
-
-  async onTheWire(webhooks: readonly WebhookRef[], now: number): Promise<Map<string, string[]>> {
-    const found = new Map<string, string[]>(webhooks.map((webhook) => [webhook.id, []]))
-    for (const webhook of webhooks) {
-      const rows = (await this.db('webhook_in_flight')
-        .where({customer_id: webhook.customerId, webhook_id: webhook.id})
-        .andWhere('held_until', '>', now)
-        .select('delivery_id')) as Array<{delivery_id: string}>
-      found.set(
-        webhook.id,
-        rows.map((row) => row.delivery_id),
-      )
-    }
-    return found
-  }
-}
-
-/**
  * Redis while it answers, the database while it does not. During a Redis outage each record
  * counts only its own slots, so a webhook can briefly have up to twice its cap in flight.
  */
@@ -132,7 +98,7 @@ export class FallbackInFlightSlots implements InFlightSlots {
   constructor(
     private readonly redis: RedisConnection,
     private readonly redisSlots: RedisInFlightSlots,
-    private readonly databaseSlots: DatabaseInFlightSlots,
+    private readonly databaseSlots: InFlightSlots,
   ) {}
 
   async exchange(webhook: WebhookRef, cap: number, done: readonly string[], wanted: readonly string[], heldUntil: number, now: number): Promise<string[]> {

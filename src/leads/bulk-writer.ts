@@ -68,7 +68,7 @@ export class BulkWriter {
       const result = {dryRun: request.dryRun, outcomes: planned.plan.outcomes, unknownCustomFields: unknownFieldReport(planned.rows)}
       const derived = write ? this.leads.derivedFromUpsert(planned.plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
       const stored = hooks.key ? this.idempotency.completeStatements([storedResponse(hooks.key, result)]) : []
-      return {value: result, commitWith: [...derived, ...stored], beforeCommit: hooks.beforeCommit}
+      return {value: result, commitWith: [...derived, ...stored]}
     })
   }
 }

@@ -46,7 +46,6 @@ interface CreatePlan {
   deliveryIds: string[]
   /** The customers of the group with a create that merged into a stored lead. */
   merging: ReadonlySet<string>
-  beforeCommit: (() => Promise<void>) | undefined
 }
 
 /** A group of creates written: how, and what the caller needs of its plan once it committed. */
@@ -150,7 +149,6 @@ export class CreateWriter {
     return {
       value: writtenGroup(plan, 'asNew'),
       commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
-      beforeCommit: plan.beforeCommit,
       // The claims and locks before the guard hold: the keys are claimed (with the guessed responses, overwritten below).
       orElse: (error) => (isGuardRefusal(error) ? this.checked(trx, requests, 'guessRefused', false) : undefined),
     }
@@ -205,7 +203,6 @@ export class CreateWriter {
     return {
       value: writtenGroup(plan, way),
       commitWith: [...plan.writes, ...this.idempotency.completeStatements(plan.responses)],
-      beforeCommit: plan.beforeCommit,
     }
   }
 
@@ -259,14 +256,12 @@ export class CreateWriter {
       leadWrites.push(...this.leads.writeStatements([...changed.values()], stored))
     }
     const outbox = this.outbox.record(deliveries)
-    const holds = requests.flatMap((request) => (request.hooks.beforeCommit ? [request.hooks.beforeCommit] : []))
     return {
       outcomes: requests.map((request) => settled.get(request)!),
       writes: [...leadWrites, ...this.events.insertStatements(events), ...outbox.statements],
       responses,
       deliveryIds: outbox.ids,
       merging,
-      beforeCommit: holds.length === 0 ? undefined : async () => void (await Promise.all(holds.map((hold) => hold()))),
     }
   }
 }

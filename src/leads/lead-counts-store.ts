@@ -2,6 +2,7 @@ import {type Db, isMysql} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import type {Statement} from '../db/statements.js'
 import type {LeadLine} from '../customers/customer-types.js'
+import type {CustomersStore} from '../customers/customers-store.js'
 import type {LeadRecord, LeadStatus, LeadWrite} from './lead-types.js'
 
 /** The equality filters a kept count answers; any combination of them, or none. */
@@ -28,7 +29,10 @@ const NO_LEAD_LINE = ''
  * filters is a sum over a few hundred rows instead of a COUNT(*) over up to millions.
  */
 export class LeadCountsStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly customers: CustomersStore,
+  ) {}
 
   /** The count changes of written leads: statements for their transaction. */
   apply(changes: readonly LeadWrite[]): Statement[] {
@@ -75,7 +79,7 @@ export class LeadCountsStore {
    * locked (MySQL), so writes of that customer wait for the rebuild rather than being lost.
    */
   async recount(customerId?: string): Promise<number> {
-    const customers = customerId === undefined ? ((await this.db('customers').pluck('id')) as string[]) : [customerId]
+    const customers = customerId === undefined ? await this.customers.customerIds() : [customerId]
     for (const id of customers) {
       // REPEATABLE READ (not the session's READ COMMITTED): the share lock then covers the gaps
       // too, so no lead of the customer can be inserted between the count and the rewrite.

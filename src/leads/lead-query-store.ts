@@ -1,13 +1,14 @@
 import type {Knex} from 'knex'
 
 import type {LeadLine} from '../customers/customer-types.js'
-import {type Db, isMysql} from '../db/knex.js'
 import {DEFAULT_STATEMENT_TIMEOUT_MS} from '../config/config.js'
+import type {CustomersStore} from '../customers/customers-store.js'
+import {type Db, isMysql} from '../db/knex.js'
 import {readWithin, timeCheck} from '../db/statement-limit.js'
 import {runRead} from '../db/statements.js'
 import type {CursorPosition, SortDirection, SortField} from './cursor.js'
 import type {LeadCountsStore} from './lead-counts-store.js'
-import {type LeadOwner, ownersRead, type LeadRow, rowToLeadRecord, stagesById, type LeadWithRelations, withStageAndOwner} from './lead-rows.js'
+import {type LeadOwner, type LeadRow, rowToLeadRecord, stagesById, type LeadWithRelations, withStageAndOwner} from './lead-rows.js'
 import {countMatches, matchingIds, narrowestFirst, whereMatches} from './lead-search-store.js'
 import {parseSearch, type SearchPlan} from './lead-search-terms.js'
 import type {LeadRecord, LeadStatus} from './lead-types.js'
@@ -46,6 +47,7 @@ export class LeadQueryStore {
   constructor(
     private readonly db: Db,
     private readonly counts: LeadCountsStore,
+    private readonly customers: CustomersStore,
     options: ListTuning = {},
   ) {
     this.tuning = {
@@ -203,19 +205,12 @@ export class LeadQueryStore {
     trx: Knex | Knex.Transaction = this.db,
     knownStages?: ReadonlyArray<LeadWithRelations['stage']>,
   ): Promise<LeadWithRelations[]> {
-    const owned = ownersRead(
-      this.db,
-      customerId,
-      leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId])),
-    )
+    const ownerIds = leads.flatMap((lead) => (lead.ownerId === null ? [] : [lead.ownerId]))
+    const stageIds = leads.map((lead) => lead.stageId)
+    const staged = knownStages ? null : this.customers.stageSummariesRead(customerId, stageIds)
+    const owned = this.customers.ownersRead(customerId, ownerIds)
     const [stages, owners] = await Promise.all([
-      knownStages
-        ? stagesById(knownStages)
-        : this.readStages(
-            trx,
-            customerId,
-            leads.map((lead) => lead.stageId),
-          ),
+      knownStages ? stagesById(knownStages) : staged ? runRead(trx, staged).then(stagesById) : new Map<string, LeadWithRelations['stage']>(),
       owned ? runRead(trx, owned) : new Map<string, LeadOwner>(),
     ])
     return leads.map((lead) => withStageAndOwner(lead, stages, owners))
@@ -245,15 +240,6 @@ export class LeadQueryStore {
     }
     const [row] = await this.read<{total: number | string}>(query)
     return Number(row?.total ?? 0)
-  }
-
-  private async readStages(trx: Knex | Knex.Transaction, customerId: string, ids: string[]): Promise<Map<string, LeadWithRelations['stage']>> {
-    if (ids.length === 0) return new Map()
-    const rows = (await trx('stages')
-      .where('customer_id', customerId)
-      .whereIn('id', [...new Set(ids)])
-      .select('id', 'slug', 'name', 'color')) as Array<LeadWithRelations['stage']>
-    return stagesById(rows)
   }
 
   private applyFilters(query: Knex.QueryBuilder, customerId: string, filters: LeadFilters): void {

@@ -1,13 +1,11 @@
-import type {LeadLine} from '../customers/customer-types.js'
-import type {Db} from '../db/knex.js'
-import {compile, type Read} from '../db/statements.js'
+import type {LeadLine, Owner} from '../customers/customer-types.js'
 import type {CustomFields, LeadRecord, LeadStatus, SourcePlatform, SourceType} from './lead-types.js'
 import {normalizeEmail, phoneDigits, phoneLast10} from './lead-matching.js'
 
 /** A stored lead with its stage and owner, as the list query returns it. */
 export interface LeadWithRelations extends LeadRecord {
   stage: {id: string; slug: string; name: string; color: string}
-  owner: {id: string; name: string; role_name: string} | null
+  owner: Owner | null
 }
 
 /** A lead's owner as the API shows it. */
@@ -25,23 +23,6 @@ export function withStageAndOwner(
   owners: ReadonlyMap<string, LeadOwner>,
 ): LeadWithRelations {
   return {...lead, stage: stages.get(lead.stageId) as LeadWithRelations['stage'], owner: lead.ownerId === null ? null : (owners.get(lead.ownerId) ?? null)}
-}
-
-/**
- * The customer's owners with these ids, by id: a read to send in a write's transaction (the
- * owners of the leads it may merge into). Null when there are none to read.
- */
-export function ownersRead(db: Db, customerId: string, ids: readonly string[]): Read<Map<string, LeadOwner>> | null {
-  if (ids.length === 0) return null
-  const query = db('owners')
-    .where('customer_id', customerId)
-    .whereIn('id', [...new Set(ids)])
-    .select('id', 'name', 'role_name')
-  return {
-    statement: compile(query),
-    read: (result) =>
-      new Map(result.rows.map((row) => [String(row['id']), {id: String(row['id']), name: String(row['name']), role_name: String(row['role_name'])}])),
-  }
 }
 
 /** change_seq of a lead written but not yet numbered into the change feed. */

@@ -1,5 +1,6 @@
 import type {Knex} from 'knex'
 
+import type {CustomersStore} from '../customers/customers-store.js'
 import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import {timeCheck} from '../db/statement-limit.js'
@@ -182,7 +183,10 @@ function hasWordStarting(db: Knex, query: Knex.QueryBuilder, customerId: string,
 
 /** Keeps `lead_search_words` in step with the leads, inside the write's transaction. */
 export class LeadSearchIndex {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly customers: CustomersStore,
+  ) {}
 
   /** The statements that add and remove the words of written leads: only what changed is touched. */
   apply(changes: readonly LeadWrite[]): Statement[] {
@@ -213,7 +217,7 @@ export class LeadSearchIndex {
    * never undone.
    */
   async rebuild(customerId?: string): Promise<number> {
-    const customers = customerId === undefined ? ((await this.db('customers').pluck('id')) as string[]) : [customerId]
+    const customers = customerId === undefined ? await this.customers.customerIds() : [customerId]
     let indexed = 0
     for (const id of customers) {
       for (let after = ''; ;) {

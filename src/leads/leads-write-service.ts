@@ -29,7 +29,7 @@ interface WriteDependencies {
 /**
  * Pushing leads: single creates (merged by email or phone, grouped per transaction) and bulk
  * requests. Writers lock the match keys of their rows first, so concurrent pushes of one person
- * end as one lead on either backend. How a write is done: docs/api.md, "How a write is done".
+ * end as one lead on either backend. How a write is done: docs/design.md, "How a write is done".
  */
 export class LeadsWriteService {
   private readonly creates: CreateWriter
@@ -37,7 +37,7 @@ export class LeadsWriteService {
 
   constructor({db, matches, leads, customers, events, outbox, idempotency, clock, createGuess}: WriteDependencies) {
     const setups = new SetupCache()
-    const reads = new WriteReads(db, matches, customers, setups)
+    const reads = new WriteReads(matches, customers, setups)
     const guess = new CreateGuess(matches, customers, outbox, setups, createGuess)
     this.creates = new CreateWriter(db, leads, reads, events, outbox, idempotency, guess, clock)
     this.bulks = new BulkWriter(db, leads, reads, idempotency, clock)

@@ -1,11 +1,10 @@
 import type {CustomersStore} from '../customers/customers-store.js'
-import type {Db} from '../db/knex.js'
 import {StatementBatch} from '../db/statements.js'
 import type {WriteTransaction} from '../db/write-transaction.js'
 import {type CustomerSetup, customerSetup, type LeadDraft} from './lead-input.js'
 import type {LeadMatchStore} from './lead-match-store.js'
 import {matchCandidates, type MatchEntry} from './lead-matching.js'
-import {type LeadOwner, ownersRead} from './lead-rows.js'
+import type {LeadOwner} from './lead-rows.js'
 import type {SetupCache} from './setup-cache.js'
 
 /**
@@ -15,7 +14,6 @@ import type {SetupCache} from './setup-cache.js'
  */
 export class WriteReads {
   constructor(
-    private readonly db: Db,
     private readonly matches: LeadMatchStore,
     private readonly customers: CustomersStore,
     readonly setups: SetupCache,
@@ -59,8 +57,7 @@ export class WriteReads {
   ): Promise<Map<string, Map<string, LeadOwner>>> {
     const batch = new StatementBatch()
     const reads = customers.flatMap(({customerId, candidates}) => {
-      const read = ownersRead(
-        this.db,
+      const read = this.customers.ownersRead(
         customerId,
         candidates.flatMap((entry) => (entry.lead.ownerId === null ? [] : [entry.lead.ownerId])),
       )

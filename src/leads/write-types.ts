@@ -31,8 +31,6 @@ export interface StoredResponse {
  */
 export interface WriteHooks<R> {
   key?: {claim: IdempotencyRecord; respond(outcome: R | AppError): StoredResponse}
-  /** Runs with everything written and before the commit: tests hold a write open with it. */
-  beforeCommit?: () => Promise<void>
 }
 
 /** A write with nothing added by its caller (no Idempotency-Key). */

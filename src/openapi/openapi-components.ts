@@ -28,7 +28,11 @@ function requestBodies(): Json {
       },
     ),
     CreateWebhook: body('The webhook to register; left out, `timeout_seconds` is 10, `retry_attempts` 5 and `description` null.', CREATE_WEBHOOK_SCHEMA),
-    UpdateWebhook: body('The fields to change; `rotate_secret: true` mints a new secret.', UPDATE_WEBHOOK_SCHEMA),
+    // The daemon reads an empty body as `{}`, which this schema accepts: a PATCH without a body changes nothing (but updated_at).
+    UpdateWebhook: {
+      ...body('The fields to change; `rotate_secret: true` mints a new secret. No body is `{}`: nothing changes but `updated_at`.', UPDATE_WEBHOOK_SCHEMA),
+      required: false,
+    },
     RecoverRequest: body('From when failed deliveries are queued again.', RECOVER_REQUEST_SCHEMA),
   }
 }

@@ -1,4 +1,5 @@
 import {LIST_QUERY_SCHEMA} from '../leads/list-query.js'
+import {ANONYMOUS_PER_MINUTE} from '../ratelimit/limits.js'
 import {TEXT_RULE} from '../shared/text.js'
 import {components} from './openapi-components.js'
 import {errors, IDEMPOTENCY_KEY, json, operation, RATE_HEADERS, ref, WEBHOOK_ID, WRITE_HEADERS} from './openapi-responses.js'
@@ -39,12 +40,17 @@ export function openApiDocument(): Json {
 function leadPaths(listParameters: Json[]): Json {
   return {
     '/api/agents/crm/leads': {
-      get: operation('GET /api/agents/crm/leads', 'List and search leads', {
-        operationId: 'listLeads',
-        tags: ['leads'],
-        parameters: listParameters,
-        responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors([400, 401, 403, 429, 500])},
-      }),
+      get: operation(
+        'GET /api/agents/crm/leads',
+        'List and search leads',
+        {
+          operationId: 'listLeads',
+          tags: ['leads'],
+          parameters: listParameters,
+          responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors([400, 401, 403, 429, 500])},
+        },
+        'A query parameter not listed here, or one given twice, is a 400 naming it, so that a misspelt filter is never ignored.',
+      ),
       post: operation('POST /api/agents/crm/leads', 'Create a lead, or merge into the match by email or phone', {
         operationId: 'createLead',
         tags: ['leads'],
@@ -157,6 +163,11 @@ function webhookPaths(): Json {
   }
 }
 
+// The probe itself is answered before any limit; a method the path does not serve is a keyless request like any other.
+const PROBE_LIMIT = {
+  429: `Only for a method this path does not serve, from a client address over its keyless budget (${ANONYMOUS_PER_MINUTE} requests a minute); GET is never limited.`,
+}
+
 function healthPaths(): Json {
   return {
     '/healthz': {
@@ -165,7 +176,10 @@ function healthPaths(): Json {
         tags: ['health'],
         summary: 'The process is up',
         security: [],
-        responses: {'200': {description: 'Up.', content: json({type: 'object', required: ['status'], properties: {status: {const: 'ok'}}})}, ...errors([])},
+        responses: {
+          '200': {description: 'Up.', content: json({type: 'object', required: ['status'], properties: {status: {const: 'ok'}}})},
+          ...errors([429], PROBE_LIMIT),
+        },
       },
     },
     '/readyz': {
@@ -177,7 +191,7 @@ function healthPaths(): Json {
         responses: {
           '200': {description: 'Ready.', content: json(ref('Readiness'))},
           '503': {description: 'A backing store does not answer.', content: json(ref('Readiness'))},
-          ...errors([]),
+          ...errors([429], PROBE_LIMIT),
         },
       },
     },

@@ -1,5 +1,6 @@
 import {randomBytes} from 'node:crypto'
 
+import type {DeliveriesStore} from '../deliveries/deliveries-store.js'
 import {bodyAjv, compileOnFirstUse, toValidationError, type Validator} from '../shared/ajv.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
@@ -26,6 +27,7 @@ interface WebhookWithSecret {
 export class WebhooksService {
   constructor(
     private readonly store: WebhooksStore,
+    private readonly deliveries: Pick<DeliveriesStore, 'cancelForWebhookStatement'>,
     private readonly secrets: SecretBox,
     private readonly targets: TargetPolicy,
     private readonly clock: Clock = systemClock,
@@ -101,7 +103,7 @@ export class WebhooksService {
   }
 
   async delete(customerId: string, id: string): Promise<void> {
-    if (!(await this.store.delete(customerId, id, this.clock.now()))) throw notFound(id)
+    if (!(await this.store.delete(customerId, id, this.deliveries.cancelForWebhookStatement(customerId, id, this.clock.now())))) throw notFound(id)
   }
 
   /** The customer's webhook, or 404 (also for another customer's id). */

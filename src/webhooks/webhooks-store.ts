@@ -2,7 +2,7 @@ import type {Knex} from 'knex'
 
 import {type Db, isMysql} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import {compile, type Read, type Statement} from '../db/statements.js'
+import {compile, type Read, runEach, type Statement} from '../db/statements.js'
 import type {SealedSecrets} from './signing-secrets.js'
 import type {Breaker, BreakerState, DisabledBy, EventType, Webhook} from './webhook-types.js'
 
@@ -143,15 +143,15 @@ export class WebhooksStore {
     await this.db('webhooks').where({customer_id: customerId, id}).update(row)
   }
 
-  /** Deletes the webhook and cancels its unfinished deliveries in one transaction. */
-  async delete(customerId: string, id: string, now: number): Promise<boolean> {
+  /**
+   * Deletes the webhook and, in the same transaction, sends `cancelDeliveries` (the deliveries
+   * store's statement that cancels its unfinished deliveries) when there was one to delete.
+   */
+  async delete(customerId: string, id: string, cancelDeliveries: Statement): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
       const removed = await trx('webhooks').where({customer_id: customerId, id}).delete()
       if (removed === 0) return false
-      await trx('deliveries')
-        .where({customer_id: customerId, webhook_id: id})
-        .whereIn('status', ['pending', 'delivering'])
-        .update({status: 'cancelled', last_error: 'webhook deleted', completed_at: now, updated_at: now})
+      await runEach(trx, [cancelDeliveries])
       return true
     })
   }

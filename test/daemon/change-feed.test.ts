@@ -5,6 +5,7 @@ import {LeadWriter} from '../../src/client/lead-writer.js'
 import {pullLeads} from '../../src/client/pull.js'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
+import {holdNextCommit} from '../helpers/commit-hold.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
@@ -79,14 +80,11 @@ describe('the change feed', function () {
       expect(await pull(state)).to.deep.equal([])
     })
 
-    /** Starts a write whose transaction stays open (its time already stamped) until released. */
-    const holding = (hold: () => Promise<void>) => ({beforeCommit: hold})
+    /** The writes held open before their COMMIT (their time already stamped) by holdNextCommit. */
     const heldWrites = {
-      create: (hold: () => Promise<void>) => daemon.services.leadsWrite.create(tenant.customer.id, {contact_name: 'Slow'}, holding(hold)),
-      merge: (hold: () => Promise<void>) =>
-        daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}, holding(hold)),
-      bulk: (hold: () => Promise<void>) =>
-        daemon.services.leadsWrite.bulk(tenant.customer.id, {leads: [{contact_name: 'Slow'}, {contact_name: 'Slow too'}]}, holding(hold)),
+      create: () => daemon.services.leadsWrite.create(tenant.customer.id, {contact_name: 'Slow'}),
+      merge: () => daemon.services.leadsWrite.create(tenant.customer.id, {contact_email: 'early@example.org', contact_name: 'Slow'}),
+      bulk: () => daemon.services.leadsWrite.bulk(tenant.customer.id, {leads: [{contact_name: 'Slow'}, {contact_name: 'Slow too'}]}),
     }
     for (const [kind, startHeld] of Object.entries(heldWrites)) {
       it(`returns a ${kind} whose transaction committed after later leads were pulled`, async function () {
@@ -94,15 +92,9 @@ describe('the change feed', function () {
         await postJson(daemon, tenant, CREATE, {contact_name: 'Early', contact_email: 'early@example.org'})
         expect((await pull(state)).map((lead) => lead.contact_name)).to.deep.equal(['Early'])
 
-        let release!: () => void
-        const held = new Promise<void>((resolve) => (release = resolve))
-        let entered!: () => void
-        const inside = new Promise<void>((resolve) => (entered = resolve))
-        const slow = startHeld(async () => {
-          entered()
-          await held
-        })
-        await inside
+        const {entered, release} = holdNextCommit(daemon.db)
+        const slow = startHeld()
+        await entered
         // SQLite has one writer at a time: there the others wait for the slow one, which is released after a second.
         const releaseLater = setTimeout(release, 1000)
         const others = Promise.all(['Fast 1', 'Fast 2'].map((name) => postJson(daemon, tenant, CREATE, {contact_name: name})))

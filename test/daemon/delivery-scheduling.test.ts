@@ -66,7 +66,9 @@ describe('delivery scheduling across webhooks', function () {
     const tenantWithWebhook = async (url: string) => {
       const tenant = await newTenant(daemon.services, undefined, {roomy: true})
       tenants.push(tenant)
-      const {webhook} = await daemon.services.webhooks.create(tenant.customer.id, {url, event_types: ['lead.created'], timeout_seconds: 10})
+      // The longest timeout: a dead receiver's first attempts stay open for the whole test, even on a
+      // loaded machine, so what is on the wire is the cap's doing and never a timed-out attempt's retry.
+      const {webhook} = await daemon.services.webhooks.create(tenant.customer.id, {url, event_types: ['lead.created'], timeout_seconds: 60})
       return {tenant, webhook}
     }
 

@@ -7,6 +7,7 @@ import type {CreateResult} from '../../src/leads/write-types.js'
 import {ConflictError, ValidationError} from '../../src/shared/errors.js'
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
+import {failNextCommit, holdNextCommit} from '../helpers/commit-hold.js'
 import {newTenant, rejectsWith, type TestTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -34,19 +35,12 @@ describe('Idempotency-Key', function () {
     async function holdingItsKey(body: Record<string, unknown>, key: string): Promise<{first: Promise<CreateResult>; release: () => void}> {
       const idempotency = daemon.services.idempotency
       const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, key, body))
-      let release!: () => void
-      const held = new Promise<void>((resolve) => (release = resolve))
-      let entered!: () => void
-      const inside = new Promise<void>((resolve) => (entered = resolve))
+      const held = holdNextCommit(daemon.db)
       const first = daemon.services.leadsWrite.create(tenant.customer.id, body, {
         key: {claim, respond: (created) => ({statusCode: 201, body: JSON.stringify(createResponse(created as CreateResult))})},
-        beforeCommit: async () => {
-          entered()
-          await held
-        },
       })
-      await inside
-      return {first, release}
+      await held.entered
+      return {first, release: held.release}
     }
 
     it('replays the stored response byte for byte and creates nothing new', async function () {
@@ -224,13 +218,10 @@ describe('Idempotency-Key', function () {
       const body = {contact_name: 'Fails once'}
       const idempotency = daemon.services.idempotency
       const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, CREATE_ENDPOINT, 'fails-once', body))
-      const failing = daemon.services.leadsWrite.create(tenant.customer.id, body, {
-        key: {claim, respond: () => ({statusCode: 201, body: '{}'})},
-        beforeCommit: async () => {
-          throw new Error('the process died')
-        },
-      })
-      await rejectsWith(failing, Error)
+      const died = new Error('the process died')
+      failNextCommit(daemon.db, died)
+      const failing = daemon.services.leadsWrite.create(tenant.customer.id, body, {key: {claim, respond: () => ({statusCode: 201, body: '{}'})}})
+      expect(await rejectsWith(failing, Error)).to.equal(died)
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
       const retry = await postJson(daemon, tenant, CREATE, body, 'fails-once')
       expect(retry.status).to.equal(201)

@@ -1,7 +1,5 @@
 import {execFile} from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -12,70 +10,10 @@ import {expect} from 'chai'
 import {backends} from '../helpers/backends.js'
 import {PROJECT_ROOT} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {type Json, rawRequest, resolveRefs as resolve, unknownMethod} from '../helpers/openapi.js'
 import {startTestDaemon, type TestDaemon, type TestResponse} from '../helpers/test-daemon.js'
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
-type Json = Record<string, any>
-
-/** Inlines `#/components/...` references so ajv can compile a response schema on its own. */
-function resolve(node: unknown, document: Json): unknown {
-  if (Array.isArray(node)) return node.map((item) => resolve(item, document))
-  if (node === null || typeof node !== 'object') return node
-  const ref = (node as Json)['$ref']
-  if (typeof ref === 'string')
-    return resolve(
-      ref
-        .slice(2)
-        .split('/')
-        .reduce((at: Json, key) => at[key], document),
-      document,
-    )
-  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value, document)]))
-}
-
-/** A request with any method (fetch() refuses TRACE), as a TestResponse. */
-function anyMethod(url: string, method: string, headers: Record<string, string> = {}): Promise<TestResponse> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, {method, headers}, (response) => {
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => (text += chunk))
-      response.on('end', () => resolve(asTestResponse(response.statusCode ?? 0, response.headers, text)))
-    })
-    request.on('error', reject)
-    request.end()
-  })
-}
-
-/** A request line with a method HTTP does not have, which Node's parser refuses before Koa. */
-function unknownMethod(url: string, path: string): Promise<TestResponse> {
-  const {hostname, port} = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => socket.write(`BREW ${path} HTTP/1.1\r\nHost: x\r\n\r\n`))
-    let answer = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk: string) => (answer += chunk))
-    socket.on('end', () => {
-      const [head = '', text = ''] = answer.split('\r\n\r\n')
-      const [statusLine = '', ...lines] = head.split('\r\n')
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
-      resolve(asTestResponse(Number(statusLine.split(' ')[1]), headers, text))
-    })
-    socket.on('error', reject)
-  })
-}
-
-function asTestResponse(status: number, headers: http.IncomingHttpHeaders, text: string): TestResponse {
-  const list = new Headers()
-  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') list.set(name, value)
-  let body: unknown = null
-  try {
-    body = JSON.parse(text)
-  } catch {
-    body = null
-  }
-  return {status, headers: list, body, text}
-}
 
 describe('OpenAPI document', function () {
   const backend = backends()[0]!
@@ -168,6 +106,14 @@ describe('OpenAPI document', function () {
     const freshWebhook = async () =>
       (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/tmp', event_types: ['lead.created']})).webhook.id
 
+    // A method a probe does not serve is a keyless request: past the address's 100 a minute, a 429.
+    const overBudget = async (probe: string) => {
+      const send = () => rawRequest(daemon.url + probe, 'TRACE', {}, undefined, '127.0.0.7')
+      let response = await send()
+      for (let request = 0; request < 100 && response.status !== 429; request++) response = await send()
+      return response
+    }
+
     const LIST = '/api/agents/crm/leads'
     const BULK = '/api/agents/crm/leads/bulk'
     const HOOKS = '/api/agents/crm/lead-webhooks'
@@ -258,7 +204,9 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/lead-webhooks/{id}/recover 429': () => twice('POST', `${HOOKS}/wh_000000000000000000000000/recover`, {since: hourAgo()}, false),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 500': () => send(broken, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
       'GET /healthz 200': () => daemon.request('/healthz'),
+      'GET /healthz 429': () => overBudget('/healthz'),
       'GET /readyz 200': () => daemon.request('/readyz'),
+      'GET /readyz 429': () => overBudget('/readyz'),
       'GET /readyz 503': () => broken.request('/readyz'),
     }
 
@@ -268,7 +216,7 @@ describe('OpenAPI document', function () {
       p.startsWith('/api/') ? {authorization: `Bearer ${tenant.token}`, 'x-customer-id': tenant.customer.id} : {}
     for (const [p, methods] of Object.entries(document.paths as Json)) {
       for (const method of Object.keys(methods as Json)) {
-        scenarios[`${method.toUpperCase()} ${p} 405`] = () => anyMethod(daemon.url + concrete(p), 'TRACE', credentials(p))
+        scenarios[`${method.toUpperCase()} ${p} 405`] = () => rawRequest(daemon.url + concrete(p), 'TRACE', credentials(p))
         scenarios[`${method.toUpperCase()} ${p} 501`] = () => unknownMethod(daemon.url, concrete(p))
       }
     }

@@ -1,5 +1,6 @@
 import {expect} from 'chai'
 
+import {CustomersStore} from '../../src/customers/customers-store.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -95,7 +96,8 @@ describe('search plans', function () {
     ]
     for (const [way, tuning, used] of ways) {
       it(`pages multi-word and filtered searches as a naive filter orders them, ${way}`, async function () {
-        const store = new LeadQueryStore(daemon.db, new LeadCountsStore(daemon.db), tuning)
+        const customers = new CustomersStore(daemon.db)
+        const store = new LeadQueryStore(daemon.db, new LeadCountsStore(daemon.db, customers), customers, tuning)
         const taken = new Set<string>()
         const pageQuery = store.pageQuery.bind(store)
         store.pageQuery = (customerId, filters, page, found) => {

@@ -3,6 +3,7 @@ import {expect} from 'chai'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {CustomersStore} from '../../src/customers/customers-store.js'
 import {LeadSearchIndex} from '../../src/leads/lead-search-store.js'
 import {SEARCHES_AT_ONCE} from '../../src/leads/leads-service.js'
 import {LeadQueryStore} from '../../src/leads/lead-query-store.js'
@@ -214,7 +215,7 @@ describe('search', function () {
 
     it('removes the old words of a renamed lead by their keys, never by reading the whole table', async function () {
       const lead = leadRecord(tenant, {contactName: 'Ann', contactEmail: null})
-      const statements = new LeadSearchIndex(daemon.db).apply([{before: lead, after: {...lead, contactName: 'Bob'}}])
+      const statements = new LeadSearchIndex(daemon.db, new CustomersStore(daemon.db)).apply([{before: lead, after: {...lead, contactName: 'Bob'}}])
       const deletes = statements.filter((statement) => /^delete/i.test(statement.sql))
       expect(deletes).to.have.length(1)
       for (const {sql, bindings} of deletes) {

@@ -2,6 +2,7 @@ import {randomUUID} from 'node:crypto'
 
 import {expect} from 'chai'
 
+import {CustomersStore} from '../../../src/customers/customers-store.js'
 import {createDb, type Db, readPacketLimit, statementBudget} from '../../../src/db/knex.js'
 import {statementBytes} from '../../../src/db/statements.js'
 import {LeadCountsStore} from '../../../src/leads/lead-counts-store.js'
@@ -21,7 +22,8 @@ describe('LeadWriteStatements', function () {
     before(async function () {
       db = createDb(backend.config().database)
       await readPacketLimit(db)
-      store = new LeadWriteStatements(db, new LeadCountsStore(db), new LeadSearchIndex(db))
+      const customers = new CustomersStore(db)
+      store = new LeadWriteStatements(db, new LeadCountsStore(db, customers), new LeadSearchIndex(db, customers))
     })
     after(async function () {
       await db.destroy()
