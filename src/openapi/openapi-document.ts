@@ -49,7 +49,7 @@ function leadPaths(listParameters: Json[]): Json {
           parameters: listParameters,
           responses: {'200': {description: 'A page of leads.', headers: RATE_HEADERS, content: json(ref('LeadList'))}, ...errors([400, 401, 403, 429, 500])},
         },
-        'A query parameter not listed here, or one given twice, is a 400 naming it, so that a misspelt filter is never ignored.',
+        'A query parameter not listed here, or one given twice, is a 400 naming it, so that a misspelt filter is never ignored. A request whose page or total would take longer than the statement time limit (2 s by default) is a 400 too, `param: "search"` for a search, saying how to narrow it (a longer or rarer word, or a filter).',
       ),
       post: operation('POST /api/agents/crm/leads', 'Create a lead, or merge into the match by email or phone', {
         operationId: 'createLead',
