@@ -24,7 +24,7 @@ export interface LeadList {
  * Searches that read at once, per daemon. A search counts every lead it matches, which for a word
  * many leads share takes long enough that a burst of broad searches could hold every pooled
  * database connection while creates and other reads waited for one. Past four, searches wait for
- * each other instead.
+ * each other instead (each reads its page and total at once: at most eight of MySQL's 16).
  */
 export const SEARCHES_AT_ONCE = 4
 
