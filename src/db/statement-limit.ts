@@ -73,7 +73,7 @@ export function installTimeCheck(conn: SqliteConnection): void {
   deadlines.set(conn, deadline)
   // One argument (the row's rowid): better-sqlite3 takes the function's arity from its length.
   conn.function(CHECK_FUNCTION, {deterministic: false}, (_rowid: unknown) => {
-    // The clock is read every 64 rows: a row costs about a microsecond, a clock read about as much.
+    // The clock is read every 64 rows: reading it costs about as much as reading a row.
     if (deadline.at !== 0 && (++deadline.rows & 63) === 0 && Date.now() > deadline.at) throw new StatementTimeout(deadline.limitMs)
     return 1
   })

@@ -92,7 +92,7 @@ export async function narrowestFirst(db: Knex, customerId: string, plan: SearchP
 /**
  * Whether a piece's range is mostly the one word `piece` (MySQL): that range lists its leads in
  * id order, so checking them walks the (lead_id, word) index in order, about twice as fast as the
- * scattered ids of a range of many words (360 against 650 ms for 125,000 and 100,000 leads).
+ * scattered ids of a range of many words (bench/results/scale-mariadb-*.json).
  */
 async function oneWord(db: Knex, customerId: string, piece: string, rows: number): Promise<boolean> {
   if (!isMysql(db)) return false
@@ -101,10 +101,9 @@ async function oneWord(db: Knex, customerId: string, piece: string, rows: number
 }
 
 /**
- * How many rows `range` holds: on MySQL the optimizer's estimate (index dives: well under a
- * millisecond, close for small ranges and the right order of size for large ones, where counting
- * even 50,000 entries takes some 50 ms a piece); on SQLite, which keeps no such estimate, counted
- * up to `cap`.
+ * How many rows `range` holds: on MySQL the optimizer's estimate (index dives: close for small
+ * ranges and the right order of size for large ones, at a fraction of the cost of counting a
+ * large range); on SQLite, which keeps no such estimate, counted up to `cap`.
  */
 async function rangeSize(db: Knex, range: Knex.QueryBuilder, cap: number): Promise<number> {
   if (isMysql(db)) {
