@@ -55,13 +55,19 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
       const failLeads = async (tenant: TestTenant, count: number, webhooks: number) => {
         receiver.fallback = {status: 500, body: 'down'}
         for (let i = 0; i < count; i++) expect((await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: `Lost ${i}`})).status).to.equal(201)
+        let seen: Array<{status: string; attempts_made: number; last_error: string | null}> = []
         await waitUntil(
           async () => {
-            const rows = (await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('status')) as Array<{status: string}>
-            return rows.length === count * webhooks && rows.every((row) => row.status === 'failed')
+            seen = await daemon.db('deliveries').where({customer_id: tenant.customer.id}).select('status', 'attempts_made', 'last_error')
+            return seen.length === count * webhooks && seen.every((row) => row.status === 'failed')
           },
           `${count * webhooks} failed deliveries`,
-        )
+          20_000,
+        ).catch((error: Error) => {
+          // Says what the deliveries were doing and what the worker logged, so a slow run explains itself.
+          const warnings = daemon.logs.filter((line) => /"level":(40|50)/.test(line)).slice(-5)
+          throw new Error(`${error.message}; seen ${JSON.stringify(seen)}; worker warnings: ${warnings.join(' ') || 'none'}`)
+        })
       }
       const moveCreatedAt = (tenant: TestTenant, id: string, createdAt: number) =>
         daemon.db('deliveries').where({customer_id: tenant.customer.id, id}).update({created_at: createdAt})
@@ -79,7 +85,7 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
       })
 
       it("queues again only the asking customer's failed deliveries of that webhook created since the time, which then arrive signed with their own ids", async function () {
-        this.timeout(30_000)
+        this.timeout(60_000)
         const alice = await newTenant(daemon.services, undefined, {roomy: true})
         const bob = await newTenant(daemon.services, undefined, {roomy: true})
         const target = await webhookOf(alice)
