@@ -145,6 +145,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     idempotency: stores.idempotency,
     clock,
     createGuess: config.createGuess,
+    bulkGuess: config.bulkGuess,
   })
   const getMetrics = () => (metrics ??= new Metrics(stores.deliveries, clock, () => leadsWrite))
   const keyAuthenticator = new KeyAuthenticator(stores.keys, {clock, cacheTtlMs: options.keyCacheTtlMs})

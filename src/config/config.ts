@@ -24,6 +24,8 @@ export interface Config {
   readonly metricsEnabled: boolean
   /** Whether a group of creates is first written as new people in one round trip (create-guess.ts). */
   readonly createGuess: boolean
+  /** Whether a bulk write is first planned, while its reads are out, as all new people (bulk-guess.ts). */
+  readonly bulkGuess: boolean
   /** The time limit of each list and search statement, in ms; past it the request is a 400 saying how to narrow it. */
   readonly statementTimeoutMs: number
   readonly logLevel: string
@@ -51,6 +53,7 @@ export const CONFIG_VARIABLES = [
   'LEADS_TRUSTED_PROXIES',
   'LEADS_METRICS',
   'LEADS_CREATE_GUESS',
+  'LEADS_BULK_GUESS',
   'LEADS_STATEMENT_TIMEOUT_MS',
   'LEADS_LOG_LEVEL',
   'LEADS_BASE_URL',
@@ -77,6 +80,7 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
   LEADS_TRUSTED_PROXIES: 'address[/prefix],... of load balancers whose X-Forwarded-For gives the client address (default: none)',
   LEADS_METRICS: '1 serves Prometheus metrics at GET /metrics',
   LEADS_CREATE_GUESS: 'on or off: write a group of creates as new people in one round trip, checked by the database (default on)',
+  LEADS_BULK_GUESS: 'on or off: plan a bulk write as new people while its reads are out, and plan it again when they disagree (default on)',
   LEADS_STATEMENT_TIMEOUT_MS: `time limit of each list and search statement in ms, ${STATEMENT_TIMEOUT_MIN_MS}-${STATEMENT_TIMEOUT_MAX_MS}; past it the request is a 400 saying how to narrow it (default ${DEFAULT_STATEMENT_TIMEOUT_MS})`,
   LEADS_LOG_LEVEL: `daemon log level: ${LOG_LEVELS.join(', ')} (default info)`,
   LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
@@ -113,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustedProxies: TrustedProxies.parse(read(env, 'LEADS_TRUSTED_PROXIES')).entries,
     metricsEnabled: read(env, 'LEADS_METRICS') === '1',
     createGuess: parseOnOff(read(env, 'LEADS_CREATE_GUESS'), 'LEADS_CREATE_GUESS', true),
+    bulkGuess: parseOnOff(read(env, 'LEADS_BULK_GUESS'), 'LEADS_BULK_GUESS', true),
     statementTimeoutMs: parseStatementTimeout(read(env, 'LEADS_STATEMENT_TIMEOUT_MS')),
     logLevel: parseLogLevel(read(env, 'LEADS_LOG_LEVEL')),
     client: {

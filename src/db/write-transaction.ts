@@ -12,6 +12,13 @@ export interface WriteTransaction {
    * rest. The transaction commits only once they succeeded; a failure fails the transaction.
    */
   sendAhead(statements: readonly Statement[]): void
+  /**
+   * The statements written out as the database will receive them (MySQL: values in the text,
+   * formatted as the connection formats them; SQLite: unchanged), so a write can do that work
+   * while it waits on the database rather than when it sends them. The result carries no
+   * bindings; it may share a batch with statements that do (the formatter skips quoted text).
+   */
+  format(statements: readonly Statement[]): Statement[]
 }
 
 /** What a transaction's work leaves to be sent with its COMMIT, and the value it returns. */
@@ -59,6 +66,7 @@ async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Pro
     let outcome = await work({
       send: (statements) => runEach(trx, statements),
       sendAhead: (statements) => void ahead.push(...statements),
+      format: (statements) => [...statements],
     })
     for (;;) {
       try {
@@ -109,7 +117,9 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
           ),
         )
     }
-    let outcome = await work({send: (statements) => send(statements), sendAhead})
+    const format = (statements: readonly Statement[]) =>
+      statements.map((statement) => ({sql: (connection as MysqlConnection).format(statement.sql, statement.bindings), bindings: []}))
+    let outcome = await work({send: (statements) => send(statements), sendAhead, format})
     for (;;) {
       try {
         await commit(outcome)

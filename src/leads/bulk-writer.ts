@@ -1,10 +1,11 @@
-import {StatementBatch} from '../db/statements.js'
-import {inWriteTransaction} from '../db/write-transaction.js'
+import {StatementBatch, type Statement} from '../db/statements.js'
+import {inWriteTransaction, type WriteTransaction} from '../db/write-transaction.js'
 import type {Db} from '../db/knex.js'
 import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import type {Clock} from '../shared/clock.js'
 import {ValidationError} from '../shared/errors.js'
+import type {BulkGuess} from './bulk-guess.js'
 import {type BulkPlan, type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk} from './bulk-plan.js'
 import {completeLeadInput, type CustomerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
 import type {MatchEntry} from './lead-matching.js'
@@ -40,6 +41,7 @@ export class BulkWriter {
     private readonly leads: LeadWriteStatements,
     private readonly reads: WriteReads,
     private readonly idempotency: IdempotencyStore,
+    private readonly guess: BulkGuess,
     private readonly clock: Clock,
   ) {}
 
@@ -58,18 +60,35 @@ export class BulkWriter {
         drafts.flatMap((draft) => ('value' in draft ? [draft.value] : [])),
         write,
       )
-      await reads.send(trx)
+      const answered = reads.send(trx)
+      // Planned (synchronously) while the database takes the match-key locks and reads the candidates.
+      const guessed = write ? this.guessAllNew(trx, customerId, drafts, request.onDuplicate) : null
+      await answered
       const known = await setup(trx)
       const existing = candidates()
-      const planned = planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())
+      const holds = write && this.guess.holds(customerId, guessed?.setup ?? null, known, existing)
+      const planned = holds ? guessed! : planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())
       // The leads go ahead: the database writes them (the larger part of its work) while their
       // counts, search words and the stored response are built.
-      if (write) trx.sendAhead(this.leads.upsertRows(planned.plan.writes))
+      if (write) trx.sendAhead(holds ? guessed!.leadRows : this.leads.upsertRows(planned.plan.writes))
       const result = {dryRun: request.dryRun, outcomes: planned.plan.outcomes, unknownCustomFields: unknownFieldReport(planned.rows)}
       const derived = write ? this.leads.derivedFromUpsert(planned.plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
       const stored = hooks.key ? this.idempotency.completeStatements([storedResponse(hooks.key, result)]) : []
       return {value: result, commitWith: [...derived, ...stored]}
     })
+  }
+
+  /** The request planned on the bulk guess, with its leads' insert written out; null when the guess does not apply. */
+  private guessAllNew(
+    trx: WriteTransaction,
+    customerId: string,
+    drafts: readonly ParsedDraft[],
+    onDuplicate: OnDuplicate,
+  ): (PlannedBulk & {setup: CustomerSetup; leadRows: Statement[]}) | null {
+    const setup = this.guess.assumedSetup(customerId)
+    if (!setup) return null
+    const planned = planBulkRequest(customerId, drafts, [], setup, onDuplicate, this.clock.now())
+    return {...planned, setup, leadRows: trx.format(this.leads.upsertRows(planned.plan.writes))}
   }
 }
 

@@ -4,6 +4,7 @@ import type {DeliveryOutbox} from '../deliveries/outbox.js'
 import type {EventsStore} from '../events/events-store.js'
 import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
 import type {Clock} from '../shared/clock.js'
+import {BulkGuess} from './bulk-guess.js'
 import {BulkWriter} from './bulk-writer.js'
 import {CreateGuess} from './create-guess.js'
 import {CreateWriter} from './create-writer.js'
@@ -13,7 +14,7 @@ import {SetupCache} from './setup-cache.js'
 import {WriteReads} from './write-reads.js'
 import {type BulkResult, type CreateResult, NO_HOOKS, type WriteHooks} from './write-types.js'
 
-/** What the write path is built from; `createGuess` is LEADS_CREATE_GUESS. */
+/** What the write path is built from; `createGuess` is LEADS_CREATE_GUESS, `bulkGuess` LEADS_BULK_GUESS. */
 interface WriteDependencies {
   db: Db
   matches: LeadMatchStore
@@ -24,6 +25,7 @@ interface WriteDependencies {
   idempotency: IdempotencyStore
   clock: Clock
   createGuess: boolean
+  bulkGuess: boolean
 }
 
 /**
@@ -34,18 +36,25 @@ interface WriteDependencies {
 export class LeadsWriteService {
   private readonly creates: CreateWriter
   private readonly bulks: BulkWriter
+  private readonly bulkGuess: BulkGuess
 
-  constructor({db, matches, leads, customers, events, outbox, idempotency, clock, createGuess}: WriteDependencies) {
+  constructor({db, matches, leads, customers, events, outbox, idempotency, clock, createGuess, bulkGuess}: WriteDependencies) {
     const setups = new SetupCache()
     const reads = new WriteReads(matches, customers, setups)
     const guess = new CreateGuess(matches, customers, outbox, setups, createGuess)
     this.creates = new CreateWriter(db, leads, reads, events, outbox, idempotency, guess, clock)
-    this.bulks = new BulkWriter(db, leads, reads, idempotency, clock)
+    this.bulkGuess = new BulkGuess(setups, bulkGuess)
+    this.bulks = new BulkWriter(db, leads, reads, idempotency, this.bulkGuess, clock)
   }
 
   /** How groups of creates were written since start (for the metrics): as new, checked, and guesses refused. */
   get groupsWritten(): CreateWriter['groupsWritten'] {
     return this.creates.groupsWritten
+  }
+
+  /** Bulk writes planned on the bulk guess (used) and planned again after their reads (dropped), since start. */
+  get bulkGuesses(): BulkGuess['counts'] {
+    return this.bulkGuess.counts
   }
 
   /** Creates a lead or merges it into the customer's matching lead; only a genuine insert records lead.created. */

@@ -6,13 +6,15 @@ import type {DeliveriesStore} from '../deliveries/deliveries-store.js'
 import type {Clock} from '../shared/clock.js'
 import {memoryAfterMajorGc} from './memory-after-gc.js'
 
-/** How the create guess went (LeadsWriteService.groupsWritten). */
+/** How the write path's guesses went (LeadsWriteService.groupsWritten and bulkGuesses). */
 interface WriteCounts {
   /** Groups of single creates written as new, checked, and guessed then checked. */
   groupsWritten: {asNew: number; checked: number; guessRefused: number}
+  /** Bulk writes planned on the guess (used) and planned again after their reads (dropped). */
+  bulkGuesses: {used: number; dropped: number}
 }
 
-const NO_WRITES: WriteCounts = {groupsWritten: {asNew: 0, checked: 0, guessRefused: 0}}
+const NO_WRITES: WriteCounts = {groupsWritten: {asNew: 0, checked: 0, guessRefused: 0}, bulkGuesses: {used: 0, dropped: 0}}
 
 /**
  * The daemon's Prometheus metrics, in a registry of its own (so tests and several daemons in one
@@ -83,6 +85,18 @@ export class Metrics {
         this.inc({way: 'as_new'}, counts.asNew)
         this.inc({way: 'checked'}, counts.checked)
         this.inc({way: 'guess_refused'}, counts.guessRefused)
+      },
+    })
+    new Counter({
+      name: 'leads_bulk_plans_total',
+      help: 'Bulk writes by how they were planned: guessed (while their reads were out, every row a new person), replanned (the reads found a match or a changed setup); dry runs and bulks not guessed are in neither',
+      labelNames: ['way'],
+      registers,
+      collect() {
+        const counts = writes().bulkGuesses
+        this.reset()
+        this.inc({way: 'guessed'}, counts.used)
+        this.inc({way: 'replanned'}, counts.dropped)
       },
     })
     let backlog: Promise<{pending: number; oldestCreatedAt: number | null}> | null = null

@@ -55,6 +55,8 @@ describe('GET /metrics', function () {
       // One create on SQLite, which always reads before it writes (MySQL's guesses: create-guess.test.ts).
       expect(text).to.include('leads_create_groups_total{way="checked"} 1')
       expect(text).to.include('leads_create_groups_total{way="as_new"} 0')
+      expect(text).to.include('leads_bulk_plans_total{way="guessed"} 0')
+      expect(text).to.include('leads_bulk_plans_total{way="replanned"} 0')
       expect(text).to.match(/leads_webhook_queue_depth \d+/)
       expect(text).to.match(/leads_webhook_oldest_pending_age_seconds [\d.]+/)
       expect(text).not.to.include(tenant.token)

@@ -117,6 +117,22 @@ describe('write transactions sent in batches', function () {
       expect(await db(TABLE).orderBy('id').pluck('n')).to.deep.equal([10, 20, 3])
     })
 
+    it('writes statements out ahead (format) that send as they would have, beside bound ones in one batch', async function () {
+      // A question mark and quotes inside a value: written out, they must not be read as placeholders.
+      const awkward = `why?'"\\ ?`
+      await inWriteTransaction(db, async (trx) => {
+        const written = trx.format([insert(awkward, 1), insert('b', 2)])
+        if (backend.name === 'mysql') expect(written.map((statement) => statement.bindings)).to.deep.equal([[], []])
+        trx.sendAhead([written[0]!, insert('c', 3), written[1]!])
+        return {value: null, commitWith: [compile(db(TABLE).where('id', awkward).update({n: 10}))]}
+      })
+      expect(await db(TABLE).orderBy('n').select('id', 'n')).to.deep.equal([
+        {id: 'b', n: 2},
+        {id: 'c', n: 3},
+        {id: awkward, n: 10},
+      ])
+    })
+
     it('rolls back everything, and reports the failure, when a write sent ahead fails', async function () {
       const failing = inWriteTransaction(db, async (trx) => {
         await trx.send([insert('a', 1)])
