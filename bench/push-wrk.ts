@@ -14,12 +14,13 @@
  * Throughput comes from the c=16 bursts, the median and p99 from the c=1 bursts (wrk's own
  * latency figures). A build's ratio to the floor is taken within each round, from bursts run
  * back to back, and the table shows its median over the rounds. Every request is a new lead with
- * its own Idempotency-Key (bench/wrk/create.lua); any answer but 201 fails the run.
+ * its own Idempotency-Key (bench/wrk/create.lua), or none with --unkeyed: the floor stores no key,
+ * so an unkeyed create is the like-for-like comparison; any answer but 201 fails the run.
  *
  * Run (each checkout built; a checkout may carry settings for its daemon after commas, as in
  * compare-builds.ts; with none, this checkout runs):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
- *     node dist/bench/push-wrk.js [--rounds 6] [--seconds 5] [--warmup 5] [<checkout A> [<checkout B>]]
+ *     node dist/bench/push-wrk.js [--rounds 6] [--seconds 5] [--warmup 5] [--unkeyed] [<checkout A> [<checkout B>]]
  * A quick check that it works end to end: --rounds 2 --seconds 1 --warmup 1.
  * The figures go to bench/results/push-wrk-<ISO 8601 basic time>.json.
  */
@@ -64,7 +65,12 @@ const usage = (problem: string): never => {
 }
 const {values: flags, positionals} = parseArgs({
   allowPositionals: true,
-  options: {rounds: {type: 'string', default: '6'}, seconds: {type: 'string', default: '5'}, warmup: {type: 'string', default: '5'}},
+  options: {
+    rounds: {type: 'string', default: '6'},
+    seconds: {type: 'string', default: '5'},
+    warmup: {type: 'string', default: '5'},
+    unkeyed: {type: 'boolean', default: false},
+  },
 })
 const wholeNumber = (name: keyof typeof flags): number => {
   const value = Number(flags[name])
@@ -150,7 +156,7 @@ const execFileAsync = promisify(execFile)
 /** One wrk run of `seconds` at `concurrency` against `url`; fails on any answer but 201 and on any socket error. */
 async function wrk(label: string, url: string, concurrency: number, seconds: number, burst: number): Promise<WrkResult> {
   const args = ['-t1', `-c${concurrency}`, `-d${seconds}s`, '--timeout', WRK_TIMEOUT, '-s', SCRIPT, `${url}${CREATE_PATH}`]
-  const {stdout} = await execFileAsync(WRK, [...args, '--', token, customer.id, runId, String(burst)])
+  const {stdout} = await execFileAsync(WRK, [...args, '--', token, customer.id, runId, String(burst), ...(flags.unkeyed ? ['unkeyed'] : [])])
   const line = stdout.split('\n').find((candidate) => candidate.startsWith('wrk-result '))
   if (!line) throw new Error(`${label} at c=${concurrency}: wrk printed no result:\n${stdout}`)
   const result = JSON.parse(line.slice('wrk-result '.length)) as WrkResult
@@ -292,6 +298,7 @@ const result = {
   host: {cores: os.cpus().length, node: process.version, wrk: wrkVersion},
   settings: {
     rounds: ROUNDS,
+    idempotency_keys: !flags.unkeyed,
     burst_seconds: SECONDS,
     warmup_seconds: WARMUP_SECONDS,
     concurrencies: CONCURRENCIES,

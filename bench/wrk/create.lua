@@ -1,8 +1,8 @@
 -- wrk script for bench/push-wrk.ts: every request creates a new person, never a merge. Its
 -- contact email and phone (matched on the last 10 digits) and its Idempotency-Key are unique in
 -- the run: the run id and the burst's number (from the bench, after `--`), this thread's number
--- and a count of its requests.
---   wrk -t1 -c16 -d5s -s bench/wrk/create.lua http://127.0.0.1:<port>/api/agents/crm/leads -- <token> <customer id> <run id> <burst 0-999>
+-- and a count of its requests. A fifth argument `unkeyed` sends no Idempotency-Key.
+--   wrk -t1 -c16 -d5s -s bench/wrk/create.lua http://127.0.0.1:<port>/api/agents/crm/leads -- <token> <customer id> <run id> <burst 0-999> [unkeyed]
 -- done() prints one line, `wrk-result {json}`, with the figures the bench reads (latency in
 -- microseconds), and `wrk-first-non201 <status> <body>` when any answer was not a 201.
 
@@ -13,11 +13,12 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local run, burst, headers
+local run, burst, headers, keyed
 local sent = 0
 
 function init(args)
   run, burst = args[3], tonumber(args[4])
+  keyed = args[5] ~= "unkeyed"
   headers = {
     ["Content-Type"] = "application/json",
     ["Authorization"] = "Bearer " .. args[1],
@@ -30,7 +31,7 @@ end
 function request()
   sent = sent + 1
   local id = string.format("%s-%d-%d-%d", run, burst, thread_number, sent)
-  headers["Idempotency-Key"] = id
+  if keyed then headers["Idempotency-Key"] = id end
   local body = string.format(
     '{"contact_name":"Wrk %s","contact_email":"wrk-%s@example.org","contact_phone":"+1 %03d-%d%06d"}',
     id, id, burst, thread_number, sent
