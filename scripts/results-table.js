@@ -47,7 +47,12 @@ const withCases = loaded.filter(({data}) => Array.isArray(data.cases))
 for (const {file, data} of withCases) {
   const columns = ['median_ms', 'p99_ms', 'floor_median_ms', 'bar']
   console.log(`\n${file} (${data.started_at ?? data.date ?? ''})\n`)
-  console.log(table(['case', ...columns], data.cases.map((one) => [one.name, ...columns.map((column) => one[column])])))
+  console.log(
+    table(
+      ['case', ...columns],
+      data.cases.map((one) => [one.name, ...columns.map((column) => one[column])]),
+    ),
+  )
 }
 
 const others = loaded.filter(({data}) => !Array.isArray(data.cases))
@@ -58,5 +63,10 @@ if (others.length > 0) {
     figures: new Map(flatten(data.figures ?? data.summary ?? data.runs ?? {}).filter(([name]) => name !== '')),
   }))
   const names = wanted.length > 0 ? wanted : [...new Set(rows.flatMap((row) => [...row.figures.keys()]))]
-  console.log(table(['file', 'date', ...names], rows.map((row) => [row.file, row.date, ...names.map((name) => row.figures.get(name))])))
+  console.log(
+    table(
+      ['file', 'date', ...names],
+      rows.map((row) => [row.file, row.date, ...names.map((name) => row.figures.get(name))]),
+    ),
+  )
 }
