@@ -120,7 +120,15 @@ async function goVerdicts(checks: Check[]): Promise<boolean[]> {
     fs.copyFileSync(path.join(EXAMPLES, 'verify.go'), path.join(scratch, 'webhookverify', 'verify.go'))
     fs.writeFileSync(path.join(scratch, 'go.mod'), 'module harness\n\ngo 1.17\n')
     fs.writeFileSync(path.join(scratch, 'main.go'), GO_HARNESS)
-    const env = {...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOTOOLCHAIN: 'local', GO111MODULE: 'on'}
+    // Offline, with the local toolchain; a build cache of its own where the environment names none.
+    const env = {
+      GOCACHE: path.join(os.tmpdir(), 'leads-go-build-cache'),
+      ...process.env,
+      GOFLAGS: '-mod=mod',
+      GOPROXY: 'off',
+      GOTOOLCHAIN: 'local',
+      GO111MODULE: 'on',
+    }
     return await verdictsOf('go', ['run', '.'], checks, {cwd: scratch, env})
   } finally {
     fs.rmSync(scratch, {recursive: true, force: true})
