@@ -1,5 +1,5 @@
 <?php
-// Checks the signature of a leads webhook request (PHP 7.0+, no extension beyond the default hash).
+// Checks the signature of a leads webhook request (PHP 7.1+, no extension beyond the default hash).
 
 /** How far X-Service-Timestamp may be from this server's clock, in seconds. */
 const LEADS_WEBHOOK_TOLERANCE_SECONDS = 300;
