@@ -1,5 +1,5 @@
 /**
- * Noisy neighbour (issue 28): do two customers whose receivers hang starve everyone else's
+ * Noisy neighbour: do two customers whose receivers hang starve everyone else's
  * webhooks? On MariaDB + Redis, an API daemon process and `leads daemon --role worker` processes
  * (one run with each worker count in LEADS_BENCH_WORKERS, default "1,2"), ten customers with one
  * webhook each (default settings: timeout 10 s, 5 retries), each on its own HTTPS receiver on

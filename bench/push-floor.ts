@@ -5,10 +5,10 @@
  *
  * The floor's tables are copies of the service's own `leads` and `events` (CREATE TABLE ... LIKE:
  * every column and index, no foreign keys), and its rows are the ones a create writes (built by
- * the service's own code before the clock starts). Through session 7 they were two small scratch
- * tables (5 and 4 columns, one secondary index against the leads table's twelve), which measured
- * the database's cost of a smaller insert than any create makes; the push bench still measures
- * that one too, beside it, so the two can be compared (docs/performance.md).
+ * the service's own code before the clock starts). The earlier floor, two small scratch tables (5
+ * and 4 columns, one secondary index against the leads table's twelve), measured the database's
+ * cost of a smaller insert than any create makes; the push bench still measures that one too,
+ * beside it, so the two can be compared (docs/performance.md).
  */
 import {randomUUID} from 'node:crypto'
 
@@ -45,7 +45,7 @@ export const median = (values: readonly number[]) => [...values].sort((a, b) => 
 export const p99 = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!
 const percentiles = (values: readonly number[]): Percentiles => ({median: median(values), p99: p99(values)})
 
-/** Where the floor's two inserts go: copies of the service's own tables, or the small scratch tables used through session 7. */
+/** Where the floor's two inserts go: copies of the service's own tables, or the small scratch tables of the earlier floor. */
 export type FloorTables = 'service' | 'scratch'
 
 /** The two inserts of one floor transaction, built before the clock starts. */
@@ -152,7 +152,7 @@ function serviceTransaction(customerId: string, stageId: string): (i: number) =>
   }
 }
 
-/** The scratch tables' two rows (through session 7). */
+/** The scratch tables' two rows (the earlier floor). */
 function scratchTransaction(customerId: string): (i: number) => FloorTransaction {
   return (i) => {
     const leadId = randomUUID()

@@ -30,7 +30,7 @@ const SINGLE_SEQUENTIAL = 300
  * Untimed sequential creates before the timed ones, then as many untimed floor transactions
  * (MariaDB). The single-create path is cold after the bulk phase: over its first few thousand
  * creates V8 is still optimising it, and its compiler threads took as much CPU as the main
- * thread's creates (docs/performance.md, session 10). A daemon in service has long passed that.
+ * thread's creates (docs/performance.md, "Why the benches warm up"). A daemon in service has long passed that.
  */
 const SEQUENTIAL_WARMUP = 3000
 /** Bursts of creates at c=16 alternated with as many of the floor's transactions (MariaDB), and their size. */
@@ -248,7 +248,7 @@ const results: Array<[string, Figures]> = []
 // InnoDB work behind (purge, page flushing) that slows what runs next, so the API is compared
 // with the faster of the two, never with a floor its own run depressed. Each time both floors
 // run: into copies of the service's own tables (the bars' floor) and into the scratch tables
-// used through session 7 (see push-floor.ts).
+// of the earlier floor (see push-floor.ts).
 const FLOOR_TABLES: readonly FloorTables[] = ['service', 'scratch']
 const floors: Array<{tables: FloorTables; when: 'before' | 'after'; figures: FloorFigures}> = []
 const measureFloors = async (when: 'before' | 'after') => {
@@ -336,7 +336,7 @@ if (mysqlUrl) {
   const api = results[1]![1]
   const described: Record<FloorTables, string> = {
     service: 'into copies of the service’s leads and events tables',
-    scratch: 'into the scratch tables used through session 7',
+    scratch: 'into the scratch tables of the earlier floor',
   }
   for (const {tables, when, figures} of floors) {
     console.log(

@@ -68,7 +68,7 @@ export class GroupCommitter<I, O> {
       )
       // The next group goes to the database first, then this group's items are settled: answering
       // them (a create's HTTP response: Koa, JSON, a socket write) costs the event loop time the
-      // database would otherwise wait through idle (docs/performance.md).
+      // database would otherwise wait through idle (docs/design.md, "How a write is done").
       clearTimeout(slow)
       release()
       setImmediate(() => group.forEach((entry, index) => entry.settle(outcomes[index]!)))

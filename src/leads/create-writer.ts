@@ -22,7 +22,7 @@ import {type CompletedKey, type CreateResult, firstStageId, NO_HOOKS, storedResp
 /**
  * How single creates are grouped (GroupCommitter). One group in flight: the creates that arrive
  * meanwhile make the next one, which costs less CPU per create than two groups in flight
- * (docs/performance.md). A group whose COMMIT is under way no longer counts: the COMMIT waits for
+ * (docs/design.md, "How a write is done"; measured by bench/compare-builds.ts). A group whose COMMIT is under way no longer counts: the COMMIT waits for
  * the redo log's write to the disk, and the next group's statements can run meanwhile.
  */
 const CREATE_GROUPS = {maxInFlight: 1, maxGroup: 64, slowMs: 50}

@@ -82,7 +82,7 @@ export class RequestLimiter {
       const insuranceLimiter = new RateLimiterMemory(options)
       const shared = new RateLimiterRedis({...options, storeClient: redis.limiterStore, useRedisPackage: true, rejectIfRedisNotReady: true, insuranceLimiter})
       // Redis can hold a command instead of refusing it: during a Sentinel failover node-redis
-      // queues it until the new master is known (4 s in test/topology/redis-sentinel.test.ts), and
+      // queues it until the new master is known (test/topology/redis-sentinel.test.ts fails one over), and
       // a hung server never answers. Past the timeout the request is counted in memory instead.
       return new RLWrapperTimeouts({limiter: shared, timeoutMs: REDIS_ANSWER_TIMEOUT_MS, insuranceLimiter})
     }

@@ -6,7 +6,7 @@ import {type ShardKeys, unpinnedTables} from '../../helpers/shard-key.js'
 import {readRecording, SQL_RECORD_VARIABLE} from '../../helpers/sql-recorder.js'
 
 /**
- * Sharding discipline (docs/operations.md, "Sharding by customer"): customer_id is the shard key,
+ * Sharding discipline (docs/operations.md, "Appendix: sharding by customer"): customer_id is the shard key,
  * so every statement on a customer's tables names the customer, and a router sends it to one
  * shard. Runs after every test file (the last spec of the MySQL run, and once the parallel SQLite
  * run has ended: .mocharc.cjs) over every statement the suite sent, from its processes and from
