@@ -114,10 +114,12 @@ export class WebhooksStore {
     // Written out: it goes with every guessed create, and knex's builder costs more than the statement.
     // event_types is a comma-separated list: the type is the whole list, or its first, last or a middle member.
     const subscribed = '(`event_types` = ? OR `event_types` LIKE ? OR `event_types` LIKE ? OR `event_types` LIKE ?)'
-    const others = ids.length === 0 ? '0' : `SUM(\`id\` NOT IN (${ids.map(() => '?').join(', ')}))`
+    // An aggregate with HAVING, not a filtered derived table: MariaDB would materialize the latter
+    // on every create. The select list is the count so SQLite takes the HAVING too.
+    const others = ids.length === 0 ? '' : ` OR SUM(\`id\` NOT IN (${ids.map(() => '?').join(', ')})) > 0`
     return {
-      sql: `SELECT 1 FROM (SELECT COUNT(*) AS subscribers, ${others} AS others FROM \`webhooks\` WHERE \`customer_id\` = ? AND \`is_active\` = TRUE AND ${subscribed}) AS now WHERE now.subscribers <> ? OR now.others > 0`,
-      bindings: [...ids, customerId, eventType, `${eventType},%`, `%,${eventType}`, `%,${eventType},%`, ids.length],
+      sql: `SELECT COUNT(*) FROM \`webhooks\` WHERE \`customer_id\` = ? AND \`is_active\` = TRUE AND ${subscribed} HAVING COUNT(*) <> ?${others}`,
+      bindings: [customerId, eventType, `${eventType},%`, `%,${eventType}`, `%,${eventType},%`, ids.length, ...ids],
     }
   }
 
