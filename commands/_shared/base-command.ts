@@ -57,10 +57,10 @@ export abstract class BaseCommand extends Command {
    * only on "y" or "yes"; anywhere else (a script, CI) refuses, as gh does, so nothing is
    * destroyed by a command nobody saw.
    */
-  protected async confirm(question: string, yes: boolean): Promise<void> {
+  protected async confirm(question: string, yes: boolean, hint = 'add --yes to confirm'): Promise<void> {
     if (yes) return
     if (!process.stdin.isTTY || !process.stderr.isTTY) {
-      throw new AppError('invalid_request_error', 400, 'refusing to go on without confirmation: not at a terminal', 'add --yes to confirm')
+      throw new AppError('invalid_request_error', 400, 'refusing to go on without confirmation: not at a terminal', hint)
     }
     const {createInterface} = await import('node:readline/promises')
     const prompt = createInterface({input: process.stdin, output: process.stderr})

@@ -103,7 +103,18 @@ describe('operator commands', function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:webhooks:manage', '--internal'], env)
       const listed = await runCliJson(['keys', 'list', '--customer', customerId], env)
       const mine = listed.keys.find((key: {id: string}) => key.id === issued.id)
-      expect(mine).to.have.keys(['id', 'name', 'customer_id', 'scopes', 'internal', 'state', 'created_at', 'last_used_at', 'expires_at'])
+      expect(mine).to.have.keys([
+        'id',
+        'name',
+        'customer_id',
+        'scopes',
+        'internal',
+        'state',
+        'created_at',
+        'last_used_at',
+        'expires_at',
+        'previous_token_retires_at',
+      ])
       expect(mine.internal).to.equal(true)
       const plain = await runCli(['keys', 'list', '--customer', customerId], env)
       expect(plain.stdout).to.include(issued.id)
@@ -121,9 +132,48 @@ describe('operator commands', function () {
       expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(3_500_000, 3_600_000)
       const revoked = await runCliJson(['keys', 'revoke', issued.id, '--yes'], env)
       expect(revoked).to.include({id: issued.id, state: 'revoked'})
-      const again = await runCli(['keys', 'rotate', issued.id], env)
+      const again = await runCli(['keys', 'rotate', issued.id, '--yes'], env)
       expect(again.code).to.equal(1)
       expect(again.stderr).to.match(/^Error: key .* is revoked; issue a new key instead \(hint: .*\)\n$/)
+    })
+
+    it('keys rotate without --grace asks first, as revoke does, and refuses without --yes off a terminal', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const tokens = async () => Number((await db('api_tokens').where({key_id: issued.id}).count({n: '*'}))[0]!.n)
+      const scripted = await runCli(['keys', 'rotate', issued.id], env)
+      expect(scripted.code).to.equal(1)
+      expect(scripted.stderr).to.equal(
+        'Error: refusing to go on without confirmation: not at a terminal (hint: add --yes to confirm, or --grace 1h to keep the old token working meanwhile)\n',
+      )
+      const declined = await runCliAtTerminal(['keys', 'rotate', issued.id], env, 'n\n')
+      expect(declined.stdout).to.include(`Rotate key ${issued.id}? Its current token stops working now (--grace keeps it working for a while). [y/N]`)
+      expect(declined.code).to.equal(1)
+      expect(await tokens()).to.equal(1)
+      const accepted = await runCliAtTerminal(['keys', 'rotate', issued.id], env, 'y\n')
+      expect(accepted.code, accepted.stdout).to.equal(0)
+      expect(accepted.stdout).to.include('stopped working now')
+      expect(await tokens()).to.equal(2)
+      const yes = await runCli(['keys', 'rotate', issued.id, '--yes'], env)
+      expect(yes.code, yes.stderr).to.equal(0)
+      expect(await tokens()).to.equal(3)
+    })
+
+    it('after keys rotate --grace, keys list shows the key rotating and when its old token retires, in the table and --json', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const other = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const rotated = await runCliJson(['keys', 'rotate', issued.id, '--grace', '2h'], env)
+      const listed = (await runCliJson(['keys', 'list', '--customer', customerId], env)).keys
+      const byId = new Map(listed.map((key: {id: string}) => [key.id, key]))
+      expect(byId.get(issued.id)).to.include({state: 'active', previous_token_retires_at: rotated.previous_token_retires_at})
+      expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(7_100_000, 7_200_000)
+      expect(byId.get(other.id)).to.include({state: 'active', previous_token_retires_at: null})
+      const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 160)
+      const line = (id: string) => shown.stdout.split('\n').find((candidate) => candidate.startsWith(id)) ?? ''
+      expect(line(issued.id).split(/\s+/).slice(0, 2)).to.deep.equal([issued.id, 'rotating'])
+      expect(line(issued.id)).to.include(rotated.previous_token_retires_at)
+      expect(line(other.id).split(/\s+/).slice(0, 2)).to.deep.equal([other.id, 'active'])
+      const narrow = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 80)
+      expect(narrow.stdout.split('\n').find((candidate) => candidate.startsWith(issued.id))).to.match(/^\S+\s+rotating\s/)
     })
 
     it('keys list at an 80-column terminal keeps each key id whole on its line, in colour unless NO_COLOR or --no-color', async function () {

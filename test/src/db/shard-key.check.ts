@@ -66,7 +66,10 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
     sql: /^select `id` from `customers`$/,
     why: 'maintenance reindex / recount of every customer (and the search-words migration): the customers to walk, each then one by one',
   },
-  {sql: /^select \* from `api_keys` order by `created_at` asc, `id` asc$/, why: '`leads keys list` without --customer: every key'},
+  {
+    sql: /^select `api_keys`\.\*, \(select max\(`retires_at`\) from `api_tokens` where `api_tokens`\.`key_id` = `api_keys`\.`id` and `api_tokens`\.`retires_at` > \?\) as `previous_tokens_retire_at` from `api_keys` order by `created_at` asc, `id` asc$/,
+    why: '`leads keys list` without --customer: every key, with when its previous tokens retire (tokens through their key)',
+  },
 
   // Operator commands that name one row by its id (ids are UUIDs or wh_ ids, unique across
   // customers): `leads keys revoke`, `leads webhooks inspect|show`, `leads deliveries show`.
