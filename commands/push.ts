@@ -11,7 +11,7 @@ import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
 export default class Push extends BaseCommand {
   static override description = `Push leads from a CSV or NDJSON file through the bulk endpoint, 500 rows per request
 
-CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean. Empty cells are left out. NDJSON has one lead object per line, in the API's shape.
+CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean, or custom_fields holding a JSON object. Empty cells are left out. NDJSON has one lead object per line, in the API's shape. What \`leads pull\` writes (ndjson, csv) is valid input: the fields the server sets (id, customer_id, created_at, updated_at, status, owner, ...) are ignored, with a note on stderr, and a pulled lead's current_stage gives its stage_slug.
 
 Reaches the API with --base-url, --token (scope public_api:leads:write) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Exits 1 when any row failed.`
   static override examples = ['<%= config.bin %> push leads.csv', '<%= config.bin %> push leads.ndjson --on-duplicate skip --dry-run']
@@ -49,6 +49,9 @@ Reaches the API with --base-url, --token (scope public_api:leads:write) and --cu
   }
 
   private printReport(report: PushReport): void {
+    if (report.ignored_fields.length > 0) {
+      process.stderr.write(`note: ignored the fields the server sets: ${report.ignored_fields.join(', ')}\n`)
+    }
     // A row's message can quote the file and what the server said.
     for (const row of report.failed) this.log(terminalSafe(`line ${row.line}: ${row.message}`))
     for (const {slug, lines} of report.unknown_custom_fields) {
