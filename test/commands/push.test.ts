@@ -76,12 +76,36 @@ describe('leads push', function () {
     expect(report.unknown_custom_fields).to.deep.equal([{slug: 'colour', lines: [1]}])
   })
 
-  it('writes nothing with --dry-run and exits 0 when no row failed', async function () {
-    const file = write('dry.csv', 'contact_name,contact_email\nDry,dry@example.org\n')
-    const result = await runCli(['push', file, '--dry-run'], env())
-    expect(result.code).to.equal(0)
+  it("--dry-run checks every row here with the server's rules and sends nothing: no daemon, no rate limit spent", async function () {
+    const file = write('dry.csv', 'contact_name,contact_email,source_type\nDry,dry@example.org,form\nBad,not-an-email,\n,,manual\nOdd,odd@example.org,fax\n')
+    // Nothing listens on port 1: a dry run that sent anything would fail to connect.
+    const offline = {LEADS_BASE_URL: 'http://127.0.0.1:1', LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: tenant.customer.id}
+    const result = await runCli(['push', file, '--dry-run'], offline)
+    expect(result.code).to.equal(1)
+    expect(result.stdout.split('\n')).to.deep.equal([
+      'line 3: field "contact_email" must be an email address of at most 254 characters',
+      'line 4: give at least one of contact_name, contact_phone, contact_email',
+      'line 5: field "source_type" must be one of form, phone_call, email, chat, sms, manual, import',
+      'Dry run, checked here, nothing sent: 4 rows: 1 valid, 3 failed',
+      '',
+    ])
+    expect(result.stderr).to.equal(
+      "not checked without the server: stage slugs against the customer's stages, custom fields against its definitions, which rows match an existing lead (--check-on-server, which counts against the bulk rate limit)\n",
+    )
+    const json = JSON.parse((await runCli(['push', file, '--dry-run', '--json'], {})).stdout)
+    expect(json).to.deep.include({dry_run: true, checked: 'locally', summary: {received: 4, valid: 1, failed: 3}})
+    expect(json.failed[0]).to.deep.equal({line: 3, message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'})
+    expect((await runCli(['push', '--help'], {})).stdout.replace(/\s+/g, ' ')).to.include('spends no rate limit')
+  })
+
+  it('--dry-run --check-on-server lets the server count what would happen, writing nothing', async function () {
+    const file = write('dry-server.csv', 'contact_name,contact_email,stage_slug\nDry,dry@example.org,new\n')
+    const result = await runCli(['push', file, '--dry-run', '--check-on-server'], env())
+    expect(result.code, result.stderr).to.equal(0)
     expect(result.stdout.trim()).to.equal('Dry run: 1 rows: 1 created, 0 updated, 0 skipped, 0 failed')
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+    const alone = await runCli(['push', file, '--check-on-server'], env())
+    expect(alone.code).to.equal(2)
   })
 
   it('stops before sending anything on an unknown CSV column', async function () {
