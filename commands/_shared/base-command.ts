@@ -42,6 +42,10 @@ export abstract class BaseCommand extends Command {
     const services = await createServices(config, {connectRedis: options.redis ?? false})
     try {
       return await work(services)
+    } catch (error) {
+      // A database nobody migrated fails on its first statement; say so, not what the driver said.
+      const {missingTableError} = await import('../../src/db/database-errors.js')
+      throw missingTableError(error) ?? error
     } finally {
       await services.close()
     }

@@ -50,6 +50,7 @@ export function detectFormat(file: string): LeadFileFormat {
  */
 export async function* readLeadFile(file: string, format: LeadFileFormat, ignored = new Set<string>()): AsyncGenerator<FileRecord> {
   if (!fs.existsSync(file)) throw new ValidationError(`no such file: ${file}`, 'file')
+  checkLooksLike(file, format)
   yield* format === 'csv' ? readCsv(file, ignored) : readNdjson(file, ignored)
 }
 
@@ -66,6 +67,37 @@ async function* readNdjson(file: string, ignored: Set<string>): AsyncGenerator<F
     } catch {
       yield {line, error: 'line is not valid JSON'}
     }
+  }
+}
+
+/**
+ * Stops a file read in the wrong format before its first row: NDJSON read as CSV would fail as
+ * a quote error, and CSV read as NDJSON as one bad line per row.
+ */
+function checkLooksLike(file: string, format: LeadFileFormat): void {
+  const start = Buffer.alloc(512)
+  const descriptor = fs.openSync(file, 'r')
+  let text: string
+  try {
+    text = start
+      .subarray(0, fs.readSync(descriptor, start, 0, start.length, 0))
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()
+  } finally {
+    fs.closeSync(descriptor)
+  }
+  if (text === '') return
+  const json = text.startsWith('{') || text.startsWith('[')
+  if (format === 'csv' && json) {
+    throw new ValidationError(`${file} holds JSON (NDJSON: one lead object per line), not CSV`, 'format', 'pass --format ndjson, or name the file .ndjson')
+  }
+  if (format === 'ndjson' && !json) {
+    throw new ValidationError(
+      `${file} does not hold NDJSON (one JSON object per line); it looks like CSV`,
+      'format',
+      'pass --format csv, or name the file .csv',
+    )
   }
 }
 
