@@ -291,7 +291,7 @@ describe('operator commands', function () {
     expect(result.stderr).to.match(/^Error: LEADS_MASTER_KEY is required/)
   })
 
-  it('follows the conventions: help and version commands, -h and -v, the environment in the root help, "did you mean" at a terminal', async function () {
+  it('follows the conventions: help and version commands, -h and -v, the environment in the root help, "did you mean"', async function () {
     // The real executable, end to end: its manifest, plugins and help class.
     const root = await runCliProcess(['--help'], {})
     expect(root.code).to.equal(0)
@@ -307,9 +307,29 @@ describe('operator commands', function () {
     expect((await runCliProcess(['-v'], {})).stdout).to.equal(version.stdout)
     const completion = await runCli(['autocomplete', 'bash'], {})
     expect(completion.stdout).to.include('leads autocomplete')
-    const typo = await runCliAtTerminal(['kyes', 'list'], {}, 'n\n')
+    const typo = await runCliAtTerminal(['kyes', 'list'], {})
     expect(typo.stdout.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')).to.include('Did you mean keys list?')
-    expect(typo.code).to.equal(127)
+    expect(typo.code).to.equal(2)
+  })
+
+  it('answers an unknown command, at a terminal or not, with exit 2 and the nearest command, and extra words as unexpected arguments', async function () {
+    const flat = (text: string) =>
+      text
+        .replace(/\s*›\s*/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+    const typo = await runCliProcess(['kyes', 'list'], {})
+    expect(typo.code).to.equal(2)
+    expect(flat(typo.stderr)).to.equal('Error: kyes list is not a leads command. Did you mean keys list? (leads help lists the commands)')
+    const inTopic = await runCliProcess(['keys', 'lst'], {})
+    expect(inTopic.code).to.equal(2)
+    expect(flat(inTopic.stderr)).to.equal('Error: keys lst is not a leads command. Did you mean keys list? (leads help keys lists the commands)')
+    const far = await runCliProcess(['frobnicate'], {})
+    expect(far.code).to.equal(2)
+    expect(flat(far.stderr)).to.equal('Error: frobnicate is not a leads command. (leads help lists the commands)')
+    const extra = await runCliProcess(['keys', 'list', 'extra-arg'], {})
+    expect(extra.code).to.equal(2)
+    expect(flat(extra.stderr)).to.equal('Error: Unexpected argument: extra-arg (keys list takes none; see leads keys list --help)')
   })
 
   it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {
@@ -319,7 +339,7 @@ describe('operator commands', function () {
       LEADS_MASTER_KEY: 'ab'.repeat(32),
     })
     expect(result.code).to.equal(1)
-    expect(result.stderr).to.match(/^Error: LEADS_DATABASE_URL cannot be reached: ECONNREFUSED/)
+    expect(result.stderr).to.match(/^Error: LEADS_DATABASE_URL cannot be reached: nothing listens on 127.0.0.1:1 /)
     expect(result.stderr).not.to.include('hunter2')
     // One line, and no driver stack on either stream before it.
     expect(result.stderr.trim().split('\n')).to.have.length(1)
