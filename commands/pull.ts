@@ -37,7 +37,8 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     interval: Flags.string({description: 'with --follow: time between polls (at least 1s)', default: '30s'}),
     state: Flags.string({description: 'state file; default: one per base URL and customer in the CLI data directory', exclusive: ['no-state']}),
     'no-state': Flags.boolean({description: 'neither read nor save a position: pull from --since (or everything) once'}),
-    reset: Flags.boolean({description: 'forget the saved position and start over (from --since, or everything)', exclusive: ['no-state']}),
+    // Not `exclusive`: oclif's usage line would show the pair as `[--reset | ]` beside --state's own.
+    reset: Flags.boolean({description: 'forget the saved position and start over (from --since, or everything)'}),
     'custom-fields': Flags.boolean({description: "include each lead's custom_fields", default: true, allowNo: true}),
     format: Flags.string({
       description: 'output format: csv is plain (push reads it back), csv-excel guards spreadsheet formulas',
@@ -52,6 +53,7 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     const format = flags.format as PullFormat
     // A usage error (exit 2): one JSON array per run cannot be kept open by --follow.
     if (flags.follow && format === 'json') this.error('--format json cannot be used with --follow; use --format ndjson', {exit: 2})
+    if (flags.reset && flags['no-state']) this.error('--reset cannot be used with --no-state, which keeps no position to reset', {exit: 2})
     const since = flags.since
     if (since !== undefined && Number.isNaN(Date.parse(since))) throw new ValidationError(`--since must be an ISO-8601 time, got "${since}"`, 'since')
     const intervalMs = parseDuration(flags.interval, 'interval')

@@ -121,7 +121,7 @@ export const clientFlags = {
     helpGroup: 'CONNECTION',
   }),
   customer: Flags.string({description: 'customer id the token is locked to (else LEADS_CUSTOMER_ID, else the profile)', helpGroup: 'CONNECTION'}),
-  profile: Flags.string({description: 'settings profile kept by `leads config set` (default: default)', default: DEFAULT_PROFILE, helpGroup: 'CONNECTION'}),
+  profile: Flags.string({description: 'settings profile kept by `leads config set`', default: DEFAULT_PROFILE, helpGroup: 'CONNECTION'}),
 }
 
 /** The flags of every command that prints a table. */
