@@ -77,9 +77,16 @@ export abstract class BaseCommand extends Command {
   }
 
   /** The client settings in force for a client command: its flags, then the environment, then its profile. */
-  protected clientSettings(flags: {'base-url'?: string; token?: string; customer?: string; profile: string}): ClientSettings {
-    const profile = ProfileStore.in(this.config.configDir).get(flags.profile)
-    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, loadConfig(process.env).client, profile)
+  protected clientSettings(flags: {'base-url'?: string; token?: string; customer?: string; profile?: string}): ClientSettings {
+    const store = ProfileStore.in(this.config.configDir)
+    const env = loadConfig(process.env).client
+    const profile = store.get(store.inForce(flags.profile, env.profile))
+    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, env, profile)
+  }
+
+  /** The profile a `leads config` command is about: --profile, else LEADS_PROFILE, else the current one, else default. */
+  protected profileInForce(flag: string | undefined): string {
+    return ProfileStore.in(this.config.configDir).inForce(flag, loadConfig(process.env).client.profile)
   }
 
   /** How a listing command shows its table, from tableFlags. */
@@ -113,6 +120,8 @@ export const confirmFlags = {
   yes: Flags.boolean({char: 'y', description: 'do it without asking (required when not at a terminal)'}),
 }
 
+const PROFILE_DESCRIPTION = `settings profile kept by \`leads config set\` (else LEADS_PROFILE, else the one \`leads config use\` chose, else ${DEFAULT_PROFILE})`
+
 /** Where the client commands reach the API; each beats its environment variable, which beats the profile. */
 export const clientFlags = {
   'base-url': Flags.string({description: 'the API, e.g. http://127.0.0.1:8080 (else LEADS_BASE_URL, else the profile)', helpGroup: 'CONNECTION'}),
@@ -121,7 +130,12 @@ export const clientFlags = {
     helpGroup: 'CONNECTION',
   }),
   customer: Flags.string({description: 'customer id the token is locked to (else LEADS_CUSTOMER_ID, else the profile)', helpGroup: 'CONNECTION'}),
-  profile: Flags.string({description: 'settings profile kept by `leads config set`', default: DEFAULT_PROFILE, helpGroup: 'CONNECTION'}),
+  profile: Flags.string({description: PROFILE_DESCRIPTION, helpGroup: 'CONNECTION'}),
+}
+
+/** --profile of the `leads config` commands. */
+export const profileFlags = {
+  profile: Flags.string({description: PROFILE_DESCRIPTION}),
 }
 
 /** The flags of every command that prints a table. */

@@ -27,13 +27,15 @@ function commandEnv(env: Record<string, string>): Record<string, string> {
   return {...base, LEADS_CONFIG_DIR: NO_PROFILES, ...env}
 }
 
-/** Runs the real `leads` executable in a child process: for what needs a process of its own (start-up, the working directory, signals). */
-export function runCliProcess(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT): Promise<CliResult> {
+/** Runs the real `leads` executable in a child process: for what needs a process of its own (start-up, the working directory, signals, stdin). */
+export function runCliProcess(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT, input?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], {env: commandEnv(env), cwd}, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [CLI, ...args], {env: commandEnv(env), cwd}, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
       resolve({code, stdout, stderr})
     })
+    // Piped in, as `… | leads …` would; without input, stdin stays open and empty as before.
+    if (input !== undefined) child.stdin?.end(input)
   })
 }
 
