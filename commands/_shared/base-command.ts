@@ -95,8 +95,15 @@ export abstract class BaseCommand extends Command {
   }
 
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
-    if (error instanceof Errors.CLIError && error.oclif?.exit === 2) throw error
     if ((error as {code?: string}).code === 'EEXIT') throw error
+    const usage = error instanceof Errors.CLIError && error.oclif?.exit === 2
+    // With --json, every failure is the API's error envelope on stderr, usage errors too (as the Stripe CLI does).
+    if (this.jsonEnabled()) {
+      process.exitCode = usage ? 2 : 1
+      process.stderr.write(`${terminalSafeJson(JSON.stringify({error: errorEnvelope(error, usage), exit_code: process.exitCode}))}\n`)
+      return
+    }
+    if (usage) throw error
     process.exitCode = 1
     const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
     const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
@@ -108,6 +115,22 @@ export abstract class BaseCommand extends Command {
   override logJson(json: unknown): void {
     process.stdout.write(`${terminalSafeJson(JSON.stringify(json, null, 2))}\n`)
   }
+}
+
+/** A failure as the API's error envelope (type, code, message, param), with the CLI's hint when there is one. */
+function errorEnvelope(error: Error, usage: boolean): {type: string; code: number; message: string; param?: string; hint?: string} {
+  if (error instanceof AppError) {
+    const param = (error as {param?: string}).param
+    return {type: error.type, code: error.status, message: error.message, ...(param ? {param} : {}), ...(error.hint ? {hint: error.hint} : {})}
+  }
+  // oclif's usage messages may carry colour and its own line breaks.
+  const message = error.message
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .replace(/See more help with --help/, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim()
+  if (usage) return {type: 'invalid_request_error', code: 400, message, hint: 'see --help'}
+  return {type: 'api_error', code: 500, message: `unexpected failure: ${safeMessage(error)}`}
 }
 
 /** Flags several commands share, declared once. */

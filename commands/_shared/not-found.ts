@@ -13,17 +13,37 @@ const hook: Hook.CommandNotFound = async function (options) {
     if (!command) continue
     const extra = words.slice(length)
     if (Object.keys(command.args ?? {}).length > 0) return options.config.runCommand(id, [...extra, ...(options.argv ?? [])])
-    this.error(
-      `Unexpected argument${extra.length > 1 ? 's' : ''}: ${extra.join(' ')} (${toConfiguredId(id, options.config)} takes none; see ${options.config.bin} ${toConfiguredId(id, options.config)} --help)`,
-      {exit: 2},
+    const named = toConfiguredId(id, options.config)
+    return usageError.call(
+      this,
+      `Unexpected argument${extra.length > 1 ? 's' : ''}: ${extra.join(' ')}`,
+      `${named} takes none; see ${options.config.bin} ${named} --help`,
+      options.argv,
     )
   }
-  const visible = options.config.commands.filter((command) => !command.hidden).map((command) => command.id)
+  const visible = [
+    ...options.config.commands.filter((command) => !command.hidden).map((command) => command.id),
+    ...options.config.topics.filter((topic) => !topic.hidden).map((topic) => topic.name),
+  ]
   const typed = toConfiguredId(options.id, options.config)
   const closest = nearest(options.id, visible)
   const suggestion = closest === null ? '' : ` Did you mean ${toConfiguredId(closest, options.config)}?`
   const topic = options.config.findTopic(words[0]!) ? ` ${words[0]}` : ''
-  this.error(`${typed} is not a ${options.config.bin} command.${suggestion} (${options.config.bin} help${topic} lists the commands)`, {exit: 2})
+  return usageError.call(
+    this,
+    `${typed} is not a ${options.config.bin} command.${suggestion}`,
+    `${options.config.bin} help${topic} lists the commands`,
+    options.argv,
+  )
+}
+
+/** A usage error (exit 2): with --json the API's error envelope on stderr, as every command prints one; else oclif's error line. */
+function usageError(this: Hook.Context, message: string, hint: string, argv: string[] | undefined): void {
+  if (argv?.includes('--json')) {
+    process.stderr.write(`${JSON.stringify({error: {type: 'invalid_request_error', code: 400, message, hint}, exit_code: 2})}\n`)
+    return this.exit(2)
+  }
+  return this.error(`${message} (${hint})`, {exit: 2})
 }
 
 /** The command id nearest `typed` by edit distance, when near enough to be a typo of it. */

@@ -254,10 +254,44 @@ describe('operator commands', function () {
     })
 
     it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {
-      const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000', '--json'], env)
+      const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000'], env)
       expect(result.code).to.equal(1)
       expect(result.stdout).to.equal('')
       expect(result.stderr).to.equal('Error: customer 6f1c0000-0000-4000-8000-000000000000 does not exist (hint: run `leads customers list`)\n')
+    })
+
+    it('with --json, prints every failure as the error envelope on stderr with its exit code, usage errors too', async function () {
+      const user = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000', '--json'], env)
+      expect(user.code).to.equal(1)
+      expect(user.stdout).to.equal('')
+      expect(JSON.parse(user.stderr)).to.deep.equal({
+        error: {
+          type: 'not_found_error',
+          code: 404,
+          message: 'customer 6f1c0000-0000-4000-8000-000000000000 does not exist',
+          hint: 'run `leads customers list`',
+        },
+        exit_code: 1,
+      })
+      const invalid = await runCli(['stages', 'add', '--customer', customerId, '--slug', 'x', '--name', 'n'.repeat(300), '--json'], env)
+      expect(JSON.parse(invalid.stderr).error).to.deep.include({type: 'invalid_request_error', code: 400, param: 'name'})
+      const usage = await runCli(['keys', 'issue', '--json'], env)
+      expect(usage.code).to.equal(2)
+      expect(JSON.parse(usage.stderr)).to.deep.equal({
+        error: {
+          type: 'invalid_request_error',
+          code: 400,
+          message: 'The following errors occurred: Missing required flag customer Missing required flag scope',
+          hint: 'see --help',
+        },
+        exit_code: 2,
+      })
+      const unknown = await runCliProcess(['keys', 'list', 'extra', '--json'], env)
+      expect(unknown.code).to.equal(2)
+      expect(JSON.parse(unknown.stderr)).to.deep.equal({
+        error: {type: 'invalid_request_error', code: 400, message: 'Unexpected argument: extra', hint: 'keys list takes none; see leads keys list --help'},
+        exit_code: 2,
+      })
     })
 
     it('refuses values past what the columns hold before writing anything, in one line without SQL', async function () {
@@ -324,6 +358,8 @@ describe('operator commands', function () {
     const inTopic = await runCliProcess(['keys', 'lst'], {})
     expect(inTopic.code).to.equal(2)
     expect(flat(inTopic.stderr)).to.equal('Error: keys lst is not a leads command. Did you mean keys list? (leads help keys lists the commands)')
+    const topic = await runCliProcess(['kyes'], {})
+    expect(flat(topic.stderr)).to.equal('Error: kyes is not a leads command. Did you mean keys? (leads help lists the commands)')
     const far = await runCliProcess(['frobnicate'], {})
     expect(far.code).to.equal(2)
     expect(flat(far.stderr)).to.equal('Error: frobnicate is not a leads command. (leads help lists the commands)')
