@@ -70,7 +70,9 @@ Reaches the API with --base-url, --token (scope public_api:leads:write) and --cu
     this.printRows(report)
     const {summary} = report
     this.log(`Dry run, checked here, nothing sent: ${summary.received} rows: ${summary.valid} valid, ${summary.failed} failed`)
-    process.stderr.write(`not checked without the server: ${report.not_checked.join(', ')} (--check-on-server, which counts against the bulk rate limit)\n`)
+    process.stderr.write(
+      `not checked without the server: ${report.not_checked.join(', ')} (--check-on-server checks them and counts against the bulk rate limit)\n`,
+    )
   }
 
   /** The note on ignored fields (stderr) and one line per failed row. */

@@ -2,7 +2,7 @@ import {readLeadDraft} from '../leads/lead-input.js'
 import {type LeadFileFormat, readLeadFile} from './lead-file.js'
 
 /** What a local dry run cannot know: the customer's setup and leads are on the server. */
-export const NOT_CHECKED_LOCALLY = ["stage slugs against the customer's stages", 'custom fields against its definitions', 'which rows match an existing lead']
+export const NOT_CHECKED_LOCALLY = ['stage slugs', 'custom fields', 'matches with existing leads']
 
 /** `leads push --dry-run`: every row checked here, nothing sent. */
 export interface LocalCheckReport {

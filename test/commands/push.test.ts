@@ -90,7 +90,7 @@ describe('leads push', function () {
       '',
     ])
     expect(result.stderr).to.equal(
-      "not checked without the server: stage slugs against the customer's stages, custom fields against its definitions, which rows match an existing lead (--check-on-server, which counts against the bulk rate limit)\n",
+      'not checked without the server: stage slugs, custom fields, matches with existing leads (--check-on-server checks them and counts against the bulk rate limit)\n',
     )
     const json = JSON.parse((await runCli(['push', file, '--dry-run', '--json'], {})).stdout)
     expect(json).to.deep.include({dry_run: true, checked: 'locally', summary: {received: 4, valid: 1, failed: 3}})
