@@ -253,6 +253,29 @@ describe('operator commands', function () {
       expect(zero.code).to.equal(2)
     })
 
+    it('ratelimit list shows which customers and keys have overrides, of all customers or of one', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const otherCustomer = (await services.customers.create({name: 'Other override'})).id
+      const untouched = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      await runCliJson(['ratelimit', 'set', '--customer', customerId, '--per-minute', '120'], env)
+      await runCliJson(['ratelimit', 'set', '--key', issued.id, '--bulk-per-minute', '30'], env)
+      await runCliJson(['ratelimit', 'set', '--customer', otherCustomer, '--per-hour', '9000'], env)
+      const mine = (await runCliJson(['ratelimit', 'list', '--customer', customerId], env)).overrides
+      expect(mine.map((row: {scope: unknown}) => row.scope)).to.deep.equal([
+        {type: 'customer', id: customerId},
+        {type: 'key', id: issued.id},
+      ])
+      expect(mine[0]).to.include({customer_id: customerId, per_minute: 120, per_hour: null, bulk_per_minute: null})
+      expect(mine[1]).to.include({customer_id: customerId, per_minute: null, bulk_per_minute: 30})
+      const every = (await runCliJson(['ratelimit', 'list'], env)).overrides.map((row: {scope: {id: string}}) => row.scope.id)
+      expect(every).to.include.members([customerId, issued.id, otherCustomer])
+      expect(every).to.not.include(untouched.id)
+      const piped = await runCli(['ratelimit', 'list', '--customer', customerId, '--columns', 'scope,id,per-minute,bulk-per-minute'], env)
+      expect(piped.stdout).to.equal(`customer\t${customerId}\t120\tinherited\nkey\t${issued.id}\tinherited\t30\n`)
+      const none = await runCli(['ratelimit', 'list', '--customer', otherCustomer, '--columns', 'id'], env)
+      expect(none.stdout).to.equal(`${otherCustomer}\n`)
+    })
+
     it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {
       const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000'], env)
       expect(result.code).to.equal(1)
