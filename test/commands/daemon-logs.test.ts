@@ -51,8 +51,11 @@ describe('the daemon log', function () {
     await until(() => shown().includes('listening'), 'the daemon to listen')
     expect((await fetch(`http://127.0.0.1:${env.LEADS_PORT}/api/agents/crm/leads`)).status).to.equal(401)
     await until(() => /INFO: request\n(\s+\w+: .*\n)*\s+path: "\/api\/agents\/crm\/leads"/.test(shown()), 'the request log line')
-    terminal.type('\u0003', {last: true})
-    await terminal.exited
+    // Ctrl-C, then the keyboard closed only once the daemon has stopped: closing it first could end the terminal before the daemon.
+    terminal.type('\u0003')
+    await until(() => shown().includes('INFO: stopped'), 'the daemon to stop')
+    terminal.type('', {last: true})
+    expect((await terminal.exited).code).to.equal(0)
     const lines = shown().split('\n')
     expect(lines.find((line) => line.includes('INFO: listening'))).to.match(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: listening$/)
     expect(shown()).to.match(/INFO: request\n(\s+\w+: .*\n)*\s+status: 401\n/)
