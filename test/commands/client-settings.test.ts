@@ -8,6 +8,7 @@ import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
 import {runCli, runCliJson, runCliProcess, startCliAtTerminal} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {waitUntil} from '../helpers/local-servers.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 /** Client settings: flags beat the environment, which beats the profile kept by `leads config`. */
@@ -134,7 +135,7 @@ describe('client settings and profiles', function () {
     expect(noValue.stderr).to.include('no value given for token')
 
     const terminal = startCliAtTerminal(['config', 'set', 'token', '--profile', 'typed'], bare())
-    for (let i = 0; i < 400 && !terminal.shown().includes('API token (not shown): '); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    await waitUntil(() => terminal.shown().includes('API token (not shown): '), 'the token prompt', 20_000)
     terminal.type(`${tenant.token}\r`, {last: true})
     const typed = await terminal.exited
     expect(typed.code, typed.stdout).to.equal(0)

@@ -1,31 +1,14 @@
 import {spawn} from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
 import {expect} from 'chai'
 
 import {CLI, startCliAtTerminal} from '../helpers/cli.js'
+import {freePort, waitUntil} from '../helpers/local-servers.js'
 
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const {port} = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 /** `npm start` (leads daemon) logs for people at a terminal and JSON lines anywhere else, as pino users expect. */
 describe('the daemon log', function () {
@@ -48,12 +31,12 @@ describe('the daemon log', function () {
     const env = await envFor('terminal')
     const terminal = startCliAtTerminal(['daemon'], env)
     const shown = () => terminal.shown().replace(ANSI, '')
-    await until(() => shown().includes('listening'), 'the daemon to listen')
+    await waitUntil(() => shown().includes('listening'), 'the daemon to listen', 20_000)
     expect((await fetch(`http://127.0.0.1:${env.LEADS_PORT}/api/agents/crm/leads`)).status).to.equal(401)
-    await until(() => /INFO: request\n(\s+\w+: .*\n)*\s+path: "\/api\/agents\/crm\/leads"/.test(shown()), 'the request log line')
+    await waitUntil(() => /INFO: request\n(\s+\w+: .*\n)*\s+path: "\/api\/agents\/crm\/leads"/.test(shown()), 'the request log line', 20_000)
     // Ctrl-C, then the keyboard closed only once the daemon has stopped: closing it first could end the terminal before the daemon.
     terminal.type('\u0003')
-    await until(() => shown().includes('INFO: stopped'), 'the daemon to stop')
+    await waitUntil(() => shown().includes('INFO: stopped'), 'the daemon to stop', 20_000)
     terminal.type('', {last: true})
     expect((await terminal.exited).code).to.equal(0)
     const lines = shown().split('\n')
@@ -69,7 +52,7 @@ describe('the daemon log', function () {
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     try {
-      await until(() => output.includes('"listening"'), 'the daemon to listen')
+      await waitUntil(() => output.includes('"listening"'), 'the daemon to listen', 20_000)
       const listening = JSON.parse(output.split('\n').find((line) => line.includes('"listening"'))!)
       expect(listening).to.include({level: 30, msg: 'listening', service: 'leads'})
     } finally {

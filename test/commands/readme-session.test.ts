@@ -1,12 +1,13 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
 import {expect} from 'chai'
 
 import {CLI, PROJECT_ROOT, runShellAtTerminal} from '../helpers/cli.js'
+import {ensureCommand} from '../helpers/debian-package.js'
+import {freePort, waitUntil} from '../helpers/local-servers.js'
 import {screenOf} from '../helpers/terminal-screen.js'
 
 const README = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8')
@@ -55,15 +56,6 @@ function linePattern(line: string): RegExp {
   return new RegExp(`^${pattern}$`)
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const {port} = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
-
 /**
  * The README's example session, run as a new user runs it on a fresh clone: the daemon started
  * as `npm start` starts it (after its build) in a checkout with no `.leads/` yet, then every
@@ -77,21 +69,23 @@ describe('the README example session', function () {
   let port: number
 
   before(async function () {
-    this.timeout(30_000)
+    this.timeout(240_000)
+    // The session's HTTP calls are curl's, as a reader would type them.
+    ensureCommand('curl')
     clone = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-clone-'))
     for (const entry of ['package.json', 'bin', 'dist', 'node_modules', 'oclif.manifest.json', 'examples'])
       fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(clone, entry))
     port = await freePort()
     daemon = spawn(process.execPath, [CLI, 'daemon'], {cwd: clone, env: {...process.env, LEADS_PORT: String(port), LEADS_LOG_LEVEL: 'warn'}, stdio: 'ignore'})
-    for (let i = 0; i < 400; i++) {
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-        (response) => response.ok,
-        () => false,
-      )
-      if (ready) return
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    throw new Error('the daemon did not become ready')
+    await waitUntil(
+      () =>
+        fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (response) => response.ok,
+          () => false,
+        ),
+      'the daemon to be ready',
+      20_000,
+    )
   })
   after(function () {
     daemon?.kill()
