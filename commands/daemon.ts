@@ -1,12 +1,14 @@
 import {loadConfig} from '../src/config/config.js'
-import {createLogger} from '../src/log/logger.js'
+import {createLogger, logDestination} from '../src/log/logger.js'
 import {Flags} from '@oclif/core'
 
 import {type Role, ROLES, startDaemon, stopOnSignals} from '../daemon/server.js'
 import {BaseCommand} from './_shared/base-command.js'
 
 export default class Daemon extends BaseCommand {
-  static override description = 'Serve the lead API (migrates the embedded SQLite store on start)'
+  static override description = `Serve the lead API (migrates the embedded SQLite store on start)
+
+Logs go to stdout: at a terminal as lines for people (time, level, message, fields), anywhere else as JSON lines, one per event (pipe through cat to see the JSON at a terminal).`
   static override enableJsonFlag = false
   static override examples = ['<%= config.bin %> daemon', 'LEADS_PORT=9000 <%= config.bin %> daemon', '<%= config.bin %> daemon --role worker']
   static override flags = {
@@ -16,7 +18,7 @@ export default class Daemon extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Daemon)
     const config = loadConfig(process.env)
-    const logger = createLogger(config.logLevel)
+    const logger = createLogger(config.logLevel, await logDestination())
     const role = flags.role as Role
     const daemon = await startDaemon(config, logger, {role})
     if (role === 'worker') logger.info({probes: daemon.url, database: config.database.client, redis: config.redis?.mode ?? false}, 'delivering webhooks')

@@ -18,13 +18,14 @@ Syncs on the change feed (GET /leads?sync=true): every committed create, merge a
 
 The state file (default: one per base URL and customer in the CLI data directory) wins over --since; the run says on stderr where it resumes. --reset starts over, --no-state keeps no position at all.
 
-CSV output neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text in a spreadsheet.
+--format csv is plain CSV that \`leads push\` reads back: a column custom_fields.<slug> (with :number or :boolean) for each custom field found on the first page, the others as JSON in a last custom_fields column; push ignores the read-only columns (id, created_at, ...). --format csv-excel is for spreadsheets: it also neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text, at the price of values a program reads as changed ('+1 555...).
 
 Reaches the API with --base-url, --token (scope public_api:leads:read) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds.`
   static override examples = [
     '<%= config.bin %> pull --since 2026-01-01T00:00:00Z > leads.ndjson',
     '<%= config.bin %> pull --follow --interval 1m --state ./acme.state.json >> leads.ndjson',
-    '<%= config.bin %> pull --format csv --no-custom-fields > leads.csv',
+    '<%= config.bin %> pull --format csv > leads.csv',
+    '<%= config.bin %> pull --no-state --format csv-excel > leads-for-a-spreadsheet.csv',
     '<%= config.bin %> pull --reset --since 2026-06-01T00:00:00Z > june.ndjson',
   ]
   // The leads are the output: --json would only repeat them.
@@ -36,9 +37,14 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     interval: Flags.string({description: 'with --follow: time between polls (at least 1s)', default: '30s'}),
     state: Flags.string({description: 'state file; default: one per base URL and customer in the CLI data directory', exclusive: ['no-state']}),
     'no-state': Flags.boolean({description: 'neither read nor save a position: pull from --since (or everything) once'}),
-    reset: Flags.boolean({description: 'forget the saved position and start over (from --since, or everything)', exclusive: ['no-state']}),
+    // Not `exclusive`: oclif's usage line would show the pair as `[--reset | ]` beside --state's own.
+    reset: Flags.boolean({description: 'forget the saved position and start over (from --since, or everything)'}),
     'custom-fields': Flags.boolean({description: "include each lead's custom_fields", default: true, allowNo: true}),
-    format: Flags.string({description: 'output format', options: [...PULL_FORMATS], default: 'ndjson'}),
+    format: Flags.string({
+      description: 'output format: csv is plain (push reads it back), csv-excel guards spreadsheet formulas',
+      options: [...PULL_FORMATS],
+      default: 'ndjson',
+    }),
     'page-size': Flags.integer({description: 'leads per request', default: 100, min: 1, max: 100}),
   }
 
@@ -47,6 +53,7 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     const format = flags.format as PullFormat
     // A usage error (exit 2): one JSON array per run cannot be kept open by --follow.
     if (flags.follow && format === 'json') this.error('--format json cannot be used with --follow; use --format ndjson', {exit: 2})
+    if (flags.reset && flags['no-state']) this.error('--reset cannot be used with --no-state, which keeps no position to reset', {exit: 2})
     const since = flags.since
     if (since !== undefined && Number.isNaN(Date.parse(since))) throw new ValidationError(`--since must be an ISO-8601 time, got "${since}"`, 'since')
     const intervalMs = parseDuration(flags.interval, 'interval')

@@ -4,6 +4,7 @@ import type {AddressInfo} from 'node:net'
 import type {Config} from '../src/config/config.js'
 import type {DeliveryWorker, WorkerOptions} from '../src/deliveries/delivery-worker.js'
 import type {Logger} from '../src/log/logger.js'
+import {ConfigError} from '../src/shared/errors.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
 import {createOpsApp} from './ops-app.js'
 import {answerClientErrors, answerConnect} from './client-errors.js'
@@ -69,7 +70,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     })
   } catch (error) {
     await services.close()
-    throw error
+    throw listenError(error, config)
   }
   const worker = role === 'api' ? null : services.createWorker(workerOptions)
   worker?.start()
@@ -101,6 +102,23 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       return stopping
     },
   }
+}
+
+/** A port in use or not allowed, as one line saying which port and how to choose another. */
+function listenError(error: unknown, config: Config): unknown {
+  const code = (error as {code?: string}).code
+  const next = config.port === 0 ? 8080 : config.port + 1
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(
+      'LEADS_PORT',
+      `${config.port} on ${config.host} is in use by another program (a leads daemon already running?)`,
+      `stop it, or choose another port: LEADS_PORT=${next} npm start (or leads daemon)`,
+    )
+  }
+  if (code === 'EACCES') {
+    return new ConfigError('LEADS_PORT', `${config.port} on ${config.host} needs privileges this user lacks`, 'choose a port above 1023, e.g. LEADS_PORT=8080')
+  }
+  return error
 }
 
 /** Runs a maintenance task on an interval that does not keep the process alive; failures are logged. */

@@ -5,6 +5,7 @@ import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
 import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
+import {unreachableDatabaseError} from './db/database-errors.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
@@ -110,7 +111,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const db = options.db ?? createDb(config.database, options.logger)
   let redis: RedisConnection | null = null
   try {
-    await checkDatabase(db)
+    await checkDatabase(db, config.database)
     await readPacketLimit(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
@@ -223,19 +224,21 @@ function dispatchCheck(queue: DispatchQueue, redis: RedisConnection | null, now:
   return false
 }
 
-async function checkDatabase(db: Db): Promise<void> {
+async function checkDatabase(db: Db, database: Config['database']): Promise<void> {
   try {
     await pingDatabase(db)
   } catch (error) {
-    const {code, message} = error as {code?: string; message: string}
-    // mysql2 messages can quote the user name but never the password; keep just the reason.
-    throw new ConfigError('LEADS_DATABASE_URL', `cannot be reached: ${code ?? message}`)
+    throw unreachableDatabaseError(error, database)
   }
 }
 
 async function requireCurrentSchema(db: Db): Promise<void> {
   const pending = (await migrationStatus(db)).filter((migration) => !migration.applied)
   if (pending.length > 0) {
-    throw new ConfigError('LEADS_DATABASE_URL', `has ${pending.length} pending migration(s); run \`leads migrate\` first`)
+    throw new ConfigError(
+      'LEADS_DATABASE_URL',
+      `has ${pending.length} pending migration(s), so the daemon does not start`,
+      'run `leads migrate` with the same LEADS_DATABASE_URL, then start the daemon again',
+    )
   }
 }

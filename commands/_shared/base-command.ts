@@ -42,6 +42,10 @@ export abstract class BaseCommand extends Command {
     const services = await createServices(config, {connectRedis: options.redis ?? false})
     try {
       return await work(services)
+    } catch (error) {
+      // A database nobody migrated fails on its first statement; say so, not what the driver said.
+      const {missingTableError} = await import('../../src/db/database-errors.js')
+      throw missingTableError(error) ?? error
     } finally {
       await services.close()
     }
@@ -57,10 +61,10 @@ export abstract class BaseCommand extends Command {
    * only on "y" or "yes"; anywhere else (a script, CI) refuses, as gh does, so nothing is
    * destroyed by a command nobody saw.
    */
-  protected async confirm(question: string, yes: boolean): Promise<void> {
+  protected async confirm(question: string, yes: boolean, hint = 'add --yes to confirm'): Promise<void> {
     if (yes) return
     if (!process.stdin.isTTY || !process.stderr.isTTY) {
-      throw new AppError('invalid_request_error', 400, 'refusing to go on without confirmation: not at a terminal', 'add --yes to confirm')
+      throw new AppError('invalid_request_error', 400, 'refusing to go on without confirmation: not at a terminal', hint)
     }
     const {createInterface} = await import('node:readline/promises')
     const prompt = createInterface({input: process.stdin, output: process.stderr})
@@ -73,9 +77,16 @@ export abstract class BaseCommand extends Command {
   }
 
   /** The client settings in force for a client command: its flags, then the environment, then its profile. */
-  protected clientSettings(flags: {'base-url'?: string; token?: string; customer?: string; profile: string}): ClientSettings {
-    const profile = ProfileStore.in(this.config.configDir).get(flags.profile)
-    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, loadConfig(process.env).client, profile)
+  protected clientSettings(flags: {'base-url'?: string; token?: string; customer?: string; profile?: string}): ClientSettings {
+    const store = ProfileStore.in(this.config.configDir)
+    const env = loadConfig(process.env).client
+    const profile = store.get(store.inForce(flags.profile, env.profile))
+    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, env, profile)
+  }
+
+  /** The profile a `leads config` command is about: --profile, else LEADS_PROFILE, else the current one, else default. */
+  protected profileInForce(flag: string | undefined): string {
+    return ProfileStore.in(this.config.configDir).inForce(flag, loadConfig(process.env).client.profile)
   }
 
   /** How a listing command shows its table, from tableFlags. */
@@ -84,8 +95,15 @@ export abstract class BaseCommand extends Command {
   }
 
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
-    if (error instanceof Errors.CLIError && error.oclif?.exit === 2) throw error
     if ((error as {code?: string}).code === 'EEXIT') throw error
+    const usage = error instanceof Errors.CLIError && error.oclif?.exit === 2
+    // With --json, every failure is the API's error envelope on stderr, usage errors too (as the Stripe CLI does).
+    if (this.jsonEnabled()) {
+      process.exitCode = usage ? 2 : 1
+      process.stderr.write(`${terminalSafeJson(JSON.stringify({error: errorEnvelope(error, usage), exit_code: process.exitCode}))}\n`)
+      return
+    }
+    if (usage) throw error
     process.exitCode = 1
     const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
     const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
@@ -99,6 +117,22 @@ export abstract class BaseCommand extends Command {
   }
 }
 
+/** A failure as the API's error envelope (type, code, message, param), with the CLI's hint when there is one. */
+function errorEnvelope(error: Error, usage: boolean): {type: string; code: number; message: string; param?: string; hint?: string} {
+  if (error instanceof AppError) {
+    const param = (error as {param?: string}).param
+    return {type: error.type, code: error.status, message: error.message, ...(param ? {param} : {}), ...(error.hint ? {hint: error.hint} : {})}
+  }
+  // oclif's usage messages may carry colour and its own line breaks.
+  const message = error.message
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .replace(/See more help with --help/, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim()
+  if (usage) return {type: 'invalid_request_error', code: 400, message, hint: 'see --help'}
+  return {type: 'api_error', code: 500, message: `unexpected failure: ${safeMessage(error)}`}
+}
+
 /** Flags several commands share, declared once. */
 export const sharedFlags = {
   customer: Flags.string({description: 'customer id (UUID)', required: true}),
@@ -109,6 +143,8 @@ export const confirmFlags = {
   yes: Flags.boolean({char: 'y', description: 'do it without asking (required when not at a terminal)'}),
 }
 
+const PROFILE_DESCRIPTION = `settings profile kept by \`leads config set\` (else LEADS_PROFILE, else the one \`leads config use\` chose, else ${DEFAULT_PROFILE})`
+
 /** Where the client commands reach the API; each beats its environment variable, which beats the profile. */
 export const clientFlags = {
   'base-url': Flags.string({description: 'the API, e.g. http://127.0.0.1:8080 (else LEADS_BASE_URL, else the profile)', helpGroup: 'CONNECTION'}),
@@ -117,7 +153,12 @@ export const clientFlags = {
     helpGroup: 'CONNECTION',
   }),
   customer: Flags.string({description: 'customer id the token is locked to (else LEADS_CUSTOMER_ID, else the profile)', helpGroup: 'CONNECTION'}),
-  profile: Flags.string({description: 'settings profile kept by `leads config set` (default: default)', default: DEFAULT_PROFILE, helpGroup: 'CONNECTION'}),
+  profile: Flags.string({description: PROFILE_DESCRIPTION, helpGroup: 'CONNECTION'}),
+}
+
+/** --profile of the `leads config` commands. */
+export const profileFlags = {
+  profile: Flags.string({description: PROFILE_DESCRIPTION}),
 }
 
 /** The flags of every command that prints a table. */

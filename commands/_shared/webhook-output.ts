@@ -1,17 +1,45 @@
 import {BREAKER_COLORS, DELIVERY_STATE_COLORS, DELIVERY_STATUS_COLORS} from '../../src/ui/colors.js'
 import type {Column} from '../../src/ui/render.js'
+import {commonStart} from '../../src/ui/table-layout.js'
 import type {DeliveryReport, WebhookReport} from '../../src/webhooks/webhook-report.js'
 
-export const WEBHOOK_COLUMNS: ReadonlyArray<Column<WebhookReport>> = [
-  {header: 'ID', kind: 'id', value: (w) => w.id},
-  {header: 'CUSTOMER', kind: 'id', value: (w) => w.customer_id},
-  {header: 'URL', value: (w) => w.url},
-  {header: 'STATE', kind: 'short', value: (w) => (w.is_active ? 'active' : 'disabled'), color: (w) => (w.is_active ? 'green' : 'red')},
-  {header: 'BREAKER', kind: 'short', value: (w) => w.breaker.state, color: (w) => BREAKER_COLORS[w.breaker.state]},
-  {header: 'MAX IN FLIGHT', kind: 'short', value: (w) => (w.max_in_flight_override === null ? `${w.max_in_flight} (default)` : String(w.max_in_flight))},
-  {header: 'FAILURES', kind: 'short', value: (w) => String(w.consecutive_failures), color: (w) => (w.consecutive_failures > 0 ? 'yellow' : undefined)},
-  {header: 'LAST SUCCESS', kind: 'time', value: (w) => w.last_success_at ?? 'never'},
-]
+/**
+ * The columns of `leads webhooks list`, ranked for a narrow terminal: id, state and failure
+ * streak first, then as much of the URL as tells the webhooks apart (its common start left out,
+ * cut in the middle). Without the customer column when every webhook is one customer's.
+ */
+export function webhookColumns(options: {oneCustomer: boolean}): Array<Column<WebhookReport>> {
+  const columns: Array<Column<WebhookReport> | null> = [
+    {header: 'ID', kind: 'id', rank: 0, value: (w) => w.id},
+    {header: 'STATE', kind: 'short', rank: 1, value: (w) => (w.is_active ? 'active' : 'disabled'), color: (w) => (w.is_active ? 'green' : 'red')},
+    {
+      header: 'FAILURES',
+      kind: 'short',
+      rank: 2,
+      value: (w) => String(w.consecutive_failures),
+      color: (w) => (w.consecutive_failures > 0 ? 'yellow' : undefined),
+    },
+    {header: 'URL', rank: 3, minWidth: 24, cutAt: 'middle', value: (w) => w.url, shorten: shortenUrls},
+    {header: 'BREAKER', kind: 'short', rank: 4, value: (w) => w.breaker.state, color: (w) => BREAKER_COLORS[w.breaker.state]},
+    options.oneCustomer ? null : {header: 'CUSTOMER', kind: 'id', rank: 5, value: (w) => w.customer_id},
+    {header: 'LAST SUCCESS', kind: 'time', rank: 6, value: (w) => w.last_success_at ?? 'never'},
+    {
+      header: 'MAX IN FLIGHT',
+      kind: 'short',
+      rank: 7,
+      value: (w) => (w.max_in_flight_override === null ? `${w.max_in_flight} (default)` : String(w.max_in_flight)),
+    },
+  ]
+  return columns.filter((column) => column !== null)
+}
+
+/** URLs for a terminal: without the start several share up to a `/` (at least the https:// every one has). */
+function shortenUrls(urls: readonly string[]): {values: string[]; note: string} | null {
+  const shared = urls.length > 1 ? commonStart(urls, '/') : ''
+  const start = shared.length > 'https://'.length ? shared : urls.every((url) => url.startsWith('https://')) ? 'https://' : ''
+  if (start === '') return null
+  return {values: urls.map((url) => url.slice(start.length)), note: `URL: ${start} left out (common to all)`}
+}
 
 export const DELIVERY_COLUMNS: ReadonlyArray<Column<DeliveryReport>> = [
   {header: 'ID', kind: 'id', value: (d) => d.id},

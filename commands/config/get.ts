@@ -1,8 +1,8 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
 
-import {DEFAULT_PROFILE, ProfileStore, SETTING_NAMES, type SettingName, shownSetting} from '../../src/client/client-settings.js'
+import {ProfileStore, SETTING_NAMES, type SettingName, shownSetting} from '../../src/client/client-settings.js'
 import {AppError} from '../../src/shared/errors.js'
-import {BaseCommand} from '../_shared/base-command.js'
+import {BaseCommand, profileFlags} from '../_shared/base-command.js'
 
 export default class ConfigGet extends BaseCommand {
   static override description = "Show a profile's setting (a token only by its first and last characters)"
@@ -10,17 +10,16 @@ export default class ConfigGet extends BaseCommand {
   static override args = {
     name: Args.string({description: 'setting', options: [...SETTING_NAMES], required: true}),
   }
-  static override flags = {
-    profile: Flags.string({description: 'profile to read', default: DEFAULT_PROFILE}),
-  }
+  static override flags = {...profileFlags}
 
   async run(): Promise<{profile: string; name: SettingName; value: string}> {
     const {args, flags} = await this.parse(ConfigGet)
     const name = args.name as SettingName
-    const value = ProfileStore.in(this.config.configDir).get(flags.profile)[name]
+    const profile = this.profileInForce(flags.profile)
+    const value = ProfileStore.in(this.config.configDir).get(profile)[name]
     if (value === undefined)
-      throw new AppError('invalid_request_error', 404, `${name} is not set in profile ${flags.profile}`, `set it with \`leads config set ${name} …\``)
+      throw new AppError('invalid_request_error', 404, `${name} is not set in profile ${profile}`, `set it with \`leads config set ${name} …\``)
     this.log(shownSetting(name, value))
-    return {profile: flags.profile, name, value: shownSetting(name, value)}
+    return {profile, name, value: shownSetting(name, value)}
   }
 }

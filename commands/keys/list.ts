@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {renderTable} from '../../src/ui/render.js'
 import {BaseCommand, tableFlags} from '../_shared/base-command.js'
-import {KEY_COLUMNS, type KeyOutput, keyOutput} from '../_shared/key-output.js'
+import {keyColumns, type KeyOutput, keyOutput} from '../_shared/key-output.js'
 
 export default class KeysList extends BaseCommand {
   static override description = 'List API keys (never their tokens)'
@@ -18,7 +18,7 @@ export default class KeysList extends BaseCommand {
   async run(): Promise<{keys: KeyOutput[]}> {
     const {flags} = await this.parse(KeysList)
     const keys = (await this.withServices((services) => services.keys.list(flags.customer))).map((key) => keyOutput(key))
-    if (!this.jsonEnabled()) await renderTable(KEY_COLUMNS, keys, 'No keys.', this.tableDisplay(flags))
+    if (!this.jsonEnabled()) await renderTable(keyColumns({oneCustomer: flags.customer !== undefined}), keys, 'No keys.', this.tableDisplay(flags))
     return {keys}
   }
 }

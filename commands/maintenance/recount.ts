@@ -6,9 +6,9 @@ export default class MaintenanceRecount extends BaseCommand {
   static override description = [
     "Rebuild the kept lead counts behind the list API's total from the leads themselves",
     '',
-    'Every write keeps the counts in step; run this after data was written around the service',
-    '(a restore, leads seeded straight into the database) or when a total looks wrong. Writes of',
-    'the customer being recounted wait for it (about a second per million leads on MariaDB).',
+    'Every write keeps the counts in step; run this after data was written around the service ' +
+      '(a restore, leads seeded straight into the database) or when a total looks wrong. Writes of ' +
+      'the customer being recounted wait for it (about a second per million leads on MariaDB).',
   ].join('\n')
   static override examples = ['<%= config.bin %> maintenance recount', '<%= config.bin %> maintenance recount --customer 3f1c…']
   static override flags = {

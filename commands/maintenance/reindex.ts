@@ -6,9 +6,9 @@ export default class MaintenanceReindex extends BaseCommand {
   static override description = [
     'Rebuild the words of names and emails that search looks up, from the leads themselves',
     '',
-    'Every write keeps them in step; run this after leads were written around the service (a',
-    'restore, leads seeded straight into the database). Each batch of 1,000 leads is locked only',
-    'while its words are replaced, so the service keeps taking writes.',
+    'Every write keeps them in step; run this after leads were written around the service (a ' +
+      'restore, leads seeded straight into the database). Each batch of 1,000 leads is locked only ' +
+      'while its words are replaced, so the service keeps taking writes.',
   ].join('\n')
   static override examples = ['<%= config.bin %> maintenance reindex', '<%= config.bin %> maintenance reindex --customer 3f1c…']
   static override flags = {

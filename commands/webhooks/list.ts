@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {renderTable} from '../../src/ui/render.js'
 import {BaseCommand, tableFlags} from '../_shared/base-command.js'
 import {type WebhookReport, webhookReport} from '../../src/webhooks/webhook-report.js'
-import {WEBHOOK_COLUMNS} from '../_shared/webhook-output.js'
+import {webhookColumns} from '../_shared/webhook-output.js'
 
 export default class WebhooksList extends BaseCommand {
   static override description = 'List webhooks with their state and failure streak'
@@ -16,7 +16,7 @@ export default class WebhooksList extends BaseCommand {
   async run(): Promise<{webhooks: WebhookReport[]}> {
     const {flags} = await this.parse(WebhooksList)
     const webhooks = (await this.withServices((services) => services.webhooks.list(flags.customer))).map(webhookReport)
-    if (!this.jsonEnabled()) await renderTable(WEBHOOK_COLUMNS, webhooks, 'No webhooks.', this.tableDisplay(flags))
+    if (!this.jsonEnabled()) await renderTable(webhookColumns({oneCustomer: flags.customer !== undefined}), webhooks, 'No webhooks.', this.tableDisplay(flags))
     return {webhooks}
   }
 }

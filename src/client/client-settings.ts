@@ -63,7 +63,7 @@ export function clientFromSettings(settings: ClientSettings, extra: Partial<Clie
 }
 
 /** A setting's value checked (a URL, a token, a UUID); throws ValidationError naming it. */
-function checkSetting(name: SettingName, raw: string): string {
+export function checkSetting(name: SettingName, raw: string): string {
   const value = raw.trim()
   if (name === 'base-url') {
     let url: URL | null = null
@@ -90,23 +90,25 @@ export function shownSetting(name: SettingName, value: string): string {
 
 /**
  * Named profiles of client settings in one JSON file in the CLI's config directory, readable by
- * its owner only (0600, the directory 0700): it holds API tokens.
+ * its owner only (0600, the directory 0700): it holds API tokens. Beside it, `current-profile`
+ * names the profile `leads config use` chose.
  */
 export class ProfileStore {
-  constructor(private readonly file: string) {}
+  private readonly file: string
+  private readonly currentFile: string
+
+  private constructor(directory: string) {
+    this.file = path.join(directory, 'profiles.json')
+    this.currentFile = path.join(directory, 'current-profile')
+  }
 
   static in(configDir: string): ProfileStore {
-    return new ProfileStore(path.join(configDir, 'profiles.json'))
+    return new ProfileStore(configDir)
   }
 
   all(): Record<string, Profile> {
-    let text: string
-    try {
-      text = fs.readFileSync(this.file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
-      throw error
-    }
+    const text = readIfThere(this.file)
+    if (text === null) return {}
     try {
       return JSON.parse(text) as Record<string, Profile>
     } catch {
@@ -127,25 +129,55 @@ export class ProfileStore {
     return profile ?? {}
   }
 
+  /** The profile in force: --profile, else LEADS_PROFILE, else the one `leads config use` chose, else default. */
+  inForce(flag: string | undefined, fromEnv: string | null): string {
+    return flag ?? fromEnv ?? this.current() ?? DEFAULT_PROFILE
+  }
+
+  /** The profile `leads config use` chose, if any. */
+  current(): string | null {
+    return readIfThere(this.currentFile)?.trim() || null
+  }
+
+  /** Makes `name` (an existing profile, or the default) the one used when neither --profile nor LEADS_PROFILE names one. */
+  use(name: string): void {
+    this.get(name)
+    if (name === DEFAULT_PROFILE) fs.rmSync(this.currentFile, {force: true})
+    else this.writePrivately(this.currentFile, `${name}\n`)
+  }
+
   set(name: string, setting: SettingName, value: string): void {
     const all = this.all()
     all[name] = {...all[name], [setting]: checkSetting(setting, value)}
-    this.write(all)
+    this.writePrivately(this.file, `${JSON.stringify(all, null, 2)}\n`)
   }
 
-  unset(name: string, setting: SettingName): void {
+  /** Removes a setting from a profile; false when it was not set. */
+  unset(name: string, setting: SettingName): boolean {
     const all = this.all()
-    const {[setting]: _removed, ...rest} = all[name] ?? {}
+    const profile = this.get(name)
+    if (profile[setting] === undefined) return false
+    const {[setting]: _removed, ...rest} = profile
     all[name] = rest
-    this.write(all)
+    this.writePrivately(this.file, `${JSON.stringify(all, null, 2)}\n`)
+    return true
   }
 
-  private write(all: Record<string, Profile>): void {
-    fs.mkdirSync(path.dirname(this.file), {recursive: true, mode: 0o700})
+  private writePrivately(file: string, text: string): void {
+    fs.mkdirSync(path.dirname(file), {recursive: true, mode: 0o700})
     // Written beside and renamed over, so a crash never leaves half a file; 0600 from the start.
-    const next = `${this.file}.${process.pid}.tmp`
-    fs.writeFileSync(next, `${JSON.stringify(all, null, 2)}\n`, {mode: 0o600})
-    fs.renameSync(next, this.file)
-    fs.chmodSync(this.file, 0o600)
+    const next = `${file}.${process.pid}.tmp`
+    fs.writeFileSync(next, text, {mode: 0o600})
+    fs.renameSync(next, file)
+    fs.chmodSync(file, 0o600)
+  }
+}
+
+function readIfThere(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
   }
 }

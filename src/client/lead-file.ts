@@ -5,6 +5,7 @@ import readline from 'node:readline'
 import {parse} from 'csv-parse'
 
 import {ValidationError} from '../shared/errors.js'
+import {CSV_COLUMNS, OTHER_CUSTOM_FIELDS_COLUMN} from './lead-writer.js'
 
 export type LeadFileFormat = 'csv' | 'ndjson'
 
@@ -17,6 +18,22 @@ export interface FileRecord {
 
 const CONTACT_COLUMNS = new Set(['contact_name', 'contact_phone', 'contact_email', 'stage_slug', 'source_platform', 'source_type'])
 const CUSTOM_COLUMN = /^custom_fields\.([a-z][a-z0-9_]{0,63})(?::(string|number|boolean))?$/
+/** The columns of `leads pull --format csv` that the server sets: read past, and reported once. */
+const READ_ONLY_COLUMNS = new Set(CSV_COLUMNS.filter((column) => !CONTACT_COLUMNS.has(column)))
+/** The fields of a pulled lead (NDJSON) that the server sets; current_stage gives stage_slug when that is not given. */
+const READ_ONLY_FIELDS = new Set([
+  'id',
+  'customer_id',
+  'status',
+  'created_at',
+  'updated_at',
+  'score',
+  'qualified',
+  'current_stage',
+  'owner',
+  'last_interaction_at',
+  'interaction_count',
+])
 
 /** The format by extension: .csv is CSV; .ndjson, .jsonl and .json lines are NDJSON. */
 export function detectFormat(file: string): LeadFileFormat {
@@ -26,13 +43,18 @@ export function detectFormat(file: string): LeadFileFormat {
   throw new ValidationError(`cannot tell the format of ${file}`, 'format', 'pass --format csv or --format ndjson')
 }
 
-/** Streams the leads of a CSV (header row) or NDJSON file without loading it whole. */
-export async function* readLeadFile(file: string, format: LeadFileFormat): AsyncGenerator<FileRecord> {
+/**
+ * Streams the leads of a CSV (header row) or NDJSON file without loading it whole. What `leads
+ * pull` writes reads back: the fields the server sets (id, created_at, …) are left out and
+ * added to `ignored`.
+ */
+export async function* readLeadFile(file: string, format: LeadFileFormat, ignored = new Set<string>()): AsyncGenerator<FileRecord> {
   if (!fs.existsSync(file)) throw new ValidationError(`no such file: ${file}`, 'file')
-  yield* format === 'csv' ? readCsv(file) : readNdjson(file)
+  checkLooksLike(file, format)
+  yield* format === 'csv' ? readCsv(file, ignored) : readNdjson(file, ignored)
 }
 
-async function* readNdjson(file: string): AsyncGenerator<FileRecord> {
+async function* readNdjson(file: string, ignored: Set<string>): AsyncGenerator<FileRecord> {
   const lines = readline.createInterface({input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity})
   let line = 0
   for await (const text of lines) {
@@ -41,17 +63,63 @@ async function* readNdjson(file: string): AsyncGenerator<FileRecord> {
     try {
       const lead = JSON.parse(text) as unknown
       if (lead === null || typeof lead !== 'object' || Array.isArray(lead)) yield {line, error: 'line is not a JSON object'}
-      else yield {line, lead: lead as Record<string, unknown>}
+      else yield {line, lead: withoutReadOnlyFields(lead as Record<string, unknown>, ignored)}
     } catch {
       yield {line, error: 'line is not valid JSON'}
     }
   }
 }
 
-async function* readCsv(file: string): AsyncGenerator<FileRecord> {
-  const parser = fs
-    .createReadStream(file)
-    .pipe(parse({bom: true, columns: checkHeader, skip_empty_lines: true, trim: true, info: true, relax_column_count: false}))
+/**
+ * Stops a file read in the wrong format before its first row: NDJSON read as CSV would fail as
+ * a quote error, and CSV read as NDJSON as one bad line per row.
+ */
+function checkLooksLike(file: string, format: LeadFileFormat): void {
+  const start = Buffer.alloc(512)
+  const descriptor = fs.openSync(file, 'r')
+  let text: string
+  try {
+    text = start
+      .subarray(0, fs.readSync(descriptor, start, 0, start.length, 0))
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()
+  } finally {
+    fs.closeSync(descriptor)
+  }
+  if (text === '') return
+  const json = text.startsWith('{') || text.startsWith('[')
+  if (format === 'csv' && json) {
+    throw new ValidationError(`${file} holds JSON (NDJSON: one lead object per line), not CSV`, 'format', 'pass --format ndjson, or name the file .ndjson')
+  }
+  if (format === 'ndjson' && !json) {
+    throw new ValidationError(
+      `${file} does not hold NDJSON (one JSON object per line); it looks like CSV`,
+      'format',
+      'pass --format csv, or name the file .csv',
+    )
+  }
+}
+
+/** A pulled lead as a push row: without what the server sets, its stage by slug. */
+function withoutReadOnlyFields(lead: Record<string, unknown>, ignored: Set<string>): Record<string, unknown> {
+  const row: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(lead)) {
+    if (READ_ONLY_FIELDS.has(field)) ignored.add(field)
+    else row[field] = value
+  }
+  const stage = lead['current_stage'] as {slug?: unknown} | null | undefined
+  if (row['stage_slug'] === undefined && typeof stage?.slug === 'string') row['stage_slug'] = stage.slug
+  return row
+}
+
+async function* readCsv(file: string, ignored: Set<string>): AsyncGenerator<FileRecord> {
+  const columns = (header: string[]) => {
+    checkHeader(header)
+    for (const column of header) if (READ_ONLY_COLUMNS.has(column)) ignored.add(column)
+    return header
+  }
+  const parser = fs.createReadStream(file).pipe(parse({bom: true, columns, skip_empty_lines: true, trim: true, info: true, relax_column_count: false}))
   try {
     for await (const {record, info} of parser as AsyncIterable<{record: Record<string, string>; info: {lines: number}}>) {
       try {
@@ -67,25 +135,31 @@ async function* readCsv(file: string): AsyncGenerator<FileRecord> {
   }
 }
 
-/** Accepts the contact columns and `custom_fields.<slug>[:type]`; anything else stops the push before it starts. */
-function checkHeader(header: string[]): string[] {
+/**
+ * Accepts the contact columns, `custom_fields.<slug>[:type]`, a `custom_fields` column of JSON
+ * objects and the read-only columns of `leads pull`; anything else stops the push before it starts.
+ */
+function checkHeader(header: string[]): void {
   for (const column of header) {
-    if (!CONTACT_COLUMNS.has(column) && !CUSTOM_COLUMN.test(column)) {
+    if (!CONTACT_COLUMNS.has(column) && !CUSTOM_COLUMN.test(column) && column !== OTHER_CUSTOM_FIELDS_COLUMN && !READ_ONLY_COLUMNS.has(column)) {
       throw new ValidationError(
         `unknown CSV column "${column}"`,
         'file',
-        `use ${[...CONTACT_COLUMNS].join(', ')} or custom_fields.<slug>[:string|number|boolean]`,
+        `use ${[...CONTACT_COLUMNS].join(', ')}, custom_fields.<slug>[:string|number|boolean] or custom_fields (JSON)`,
       )
     }
   }
-  return header
 }
 
 function csvRecordToLead(record: Record<string, string>): Record<string, unknown> {
   const lead: Record<string, unknown> = {}
   const customFields: Record<string, unknown> = {}
   for (const [column, cell] of Object.entries(record)) {
-    if (cell === '') continue
+    if (cell === '' || READ_ONLY_COLUMNS.has(column)) continue
+    if (column === OTHER_CUSTOM_FIELDS_COLUMN) {
+      Object.assign(customFields, jsonObjectCell(cell), {...customFields})
+      continue
+    }
     const custom = CUSTOM_COLUMN.exec(column)
     if (!custom) {
       lead[column] = cell
@@ -95,6 +169,18 @@ function csvRecordToLead(record: Record<string, string>): Record<string, unknown
   }
   if (Object.keys(customFields).length > 0) lead['custom_fields'] = customFields
   return lead
+}
+
+/** The custom_fields column: a JSON object of slug to value; its own columns win over it. */
+function jsonObjectCell(cell: string): Record<string, unknown> {
+  let value: unknown
+  try {
+    value = JSON.parse(cell)
+  } catch {
+    value = null
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${OTHER_CUSTOM_FIELDS_COLUMN} must be a JSON object, got "${cell}"`)
+  return value as Record<string, unknown>
 }
 
 function typedCell(cell: string, type: 'string' | 'number' | 'boolean', column: string): unknown {

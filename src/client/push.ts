@@ -37,6 +37,8 @@ export interface PushReport {
   summary: PushSummary
   failed: FailedRow[]
   unknown_custom_fields: Array<{slug: string; lines: number[]}>
+  /** Fields or columns the server sets (as `leads pull` writes them), left out of every row. */
+  ignored_fields: string[]
 }
 
 /**
@@ -81,7 +83,8 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
     }
   }
 
-  for await (const record of readLeadFile(options.file, options.format)) {
+  const ignored = new Set<string>()
+  for await (const record of readLeadFile(options.file, options.format, ignored)) {
     if (record.error !== undefined || record.lead === undefined) {
       summary.received += 1
       summary.failed += 1
@@ -93,5 +96,11 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
   }
   await send()
   failed.sort((a, b) => a.line - b.line)
-  return {dry_run: options.dryRun, summary, failed, unknown_custom_fields: [...unknown].map(([slug, lines]) => ({slug, lines}))}
+  return {
+    dry_run: options.dryRun,
+    summary,
+    failed,
+    unknown_custom_fields: [...unknown].map(([slug, lines]) => ({slug, lines})),
+    ignored_fields: [...ignored],
+  }
 }

@@ -34,6 +34,8 @@ export interface Config {
     readonly baseUrl: string | null
     readonly apiToken: string | null
     readonly customerId: string | null
+    /** The profile of client settings to use (`leads config`), over the one `leads config use` chose. */
+    readonly profile: string | null
   }
 }
 
@@ -59,6 +61,7 @@ export const CONFIG_VARIABLES = [
   'LEADS_BASE_URL',
   'LEADS_API_TOKEN',
   'LEADS_CUSTOMER_ID',
+  'LEADS_PROFILE',
 ] as const
 /** The default time limit of a list or search statement: the API's bar is no list or search request over 2 s. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 2000
@@ -86,6 +89,7 @@ export const CONFIG_VARIABLE_HELP: Record<(typeof CONFIG_VARIABLES)[number], str
   LEADS_BASE_URL: 'the API the client commands (pull, push) talk to, e.g. http://127.0.0.1:8080',
   LEADS_API_TOKEN: "the client commands' API token (svc_...)",
   LEADS_CUSTOMER_ID: "the client commands' customer id (UUID)",
+  LEADS_PROFILE: 'the profile of client settings to use (leads config), over the one `leads config use` chose',
 }
 
 /**
@@ -124,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       baseUrl: parseOptionalHttpUrl(read(env, 'LEADS_BASE_URL'), 'LEADS_BASE_URL'),
       apiToken: read(env, 'LEADS_API_TOKEN') ?? null,
       customerId: read(env, 'LEADS_CUSTOMER_ID') ?? null,
+      profile: read(env, 'LEADS_PROFILE') ?? null,
     },
   }
   return deepFreeze(config)

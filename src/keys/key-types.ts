@@ -15,6 +15,11 @@ export interface ApiKey {
   lastUsedAt: number | null
 }
 
+/** A key as listed: with when its previous tokens stop, while one still works after a rotation with a grace period. */
+export interface ListedKey extends ApiKey {
+  previousTokensRetireAt: number | null
+}
+
 /** A key as seen through one of its tokens, which may retire before the key does (rotation grace). */
 export interface TokenGrant {
   key: ApiKey

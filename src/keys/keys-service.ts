@@ -5,7 +5,7 @@ import {type Clock, systemClock} from '../shared/clock.js'
 import {MAX_DURATION_MS} from '../shared/duration.js'
 import {NotFoundError, ValidationError} from '../shared/errors.js'
 import {requireName, requireUuid} from '../shared/validate.js'
-import {type ApiKey, keyState} from './key-types.js'
+import {type ApiKey, keyState, type ListedKey} from './key-types.js'
 import type {KeysStore} from './keys-store.js'
 import {isScope, SCOPES, type Scope} from './scopes.js'
 import {hashToken, mintToken} from './tokens.js'
@@ -61,9 +61,9 @@ export class KeysService {
     return {key, token}
   }
 
-  async list(customerId?: string): Promise<ApiKey[]> {
+  async list(customerId?: string): Promise<ListedKey[]> {
     if (customerId !== undefined) await this.customers.get(customerId)
-    return this.store.listKeys(customerId)
+    return this.store.listKeys(this.clock.now(), customerId)
   }
 
   async get(keyId: string): Promise<ApiKey> {

@@ -1,6 +1,6 @@
 import type {Db} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import type {ApiKey, TokenGrant} from './key-types.js'
+import type {ApiKey, ListedKey, TokenGrant} from './key-types.js'
 import type {Scope} from './scopes.js'
 
 interface KeyRow {
@@ -31,10 +31,19 @@ export class KeysStore {
     return row ? rowToKey(row) : null
   }
 
-  async listKeys(customerId?: string): Promise<ApiKey[]> {
-    const query = this.db('api_keys').orderBy([{column: 'created_at'}, {column: 'id'}])
+  /** Keys in the order they were issued, each with when its previous tokens stop if some still work at `now`. */
+  async listKeys(now: number, customerId?: string): Promise<ListedKey[]> {
+    const retiring = this.db('api_tokens')
+      .max('retires_at')
+      .where('api_tokens.key_id', this.db.ref('api_keys.id'))
+      .andWhere('api_tokens.retires_at', '>', now)
+      .as('previous_tokens_retire_at')
+    const query = this.db('api_keys')
+      .select('api_keys.*', retiring)
+      .orderBy([{column: 'created_at'}, {column: 'id'}])
     if (customerId !== undefined) query.where({customer_id: customerId})
-    return ((await query) as KeyRow[]).map(rowToKey)
+    const rows = (await query) as Array<KeyRow & {previous_tokens_retire_at: number | string | null}>
+    return rows.map((row) => ({...rowToKey(row), previousTokensRetireAt: toMsOrNull(row.previous_tokens_retire_at)}))
   }
 
   /** Looks a token up by its hash; null when no key holds it. */

@@ -36,3 +36,13 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   const options = {level, redact: {paths: REDACTED_PATHS, censor: '[redacted]'}, base: {service: 'leads'}, serializers: {err: safeError}}
   return destination ? pino(options, destination as never) : pino(options)
 }
+
+/**
+ * Where the daemon logs: at a terminal, lines for people (pino-pretty: time, level, message and
+ * the fields); anywhere else (a file, a pipe, a log collector) stdout as JSON lines.
+ */
+export async function logDestination(stdout: NodeJS.WriteStream = process.stdout): Promise<NodeJS.WritableStream | undefined> {
+  if (!stdout.isTTY) return undefined
+  const {default: pretty} = await import('pino-pretty')
+  return pretty({colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true})
+}

@@ -65,6 +65,12 @@ export class RateLimitService {
     return {scope, override, effective: effectiveLimits(null, override)}
   }
 
+  /** The overrides in place, of every customer or of one (its own and its keys'). */
+  async list(customerId?: string): Promise<Array<LimitOverride & {customerId: string | null}>> {
+    if (customerId !== undefined) await this.customers.get(customerId)
+    return this.store.list(customerId)
+  }
+
   /** Removes the override; returns whether there was one. */
   async clear(scope: OverrideScope): Promise<boolean> {
     await this.checkScope(scope)

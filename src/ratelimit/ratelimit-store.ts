@@ -31,6 +31,24 @@ export class RateLimitStore {
     }
   }
 
+  /**
+   * Every override with the customer it belongs to (a key's through the key), customers first;
+   * with `customerId`, that customer's and its keys' only.
+   */
+  async list(customerId?: string): Promise<Array<LimitOverride & {customerId: string | null}>> {
+    const query = this.db('rate_limit_overrides')
+      .leftJoin('api_keys', (join) => join.on('api_keys.id', '=', 'rate_limit_overrides.scope_id').andOnVal('rate_limit_overrides.scope_type', '=', 'key'))
+      .select('rate_limit_overrides.*', 'api_keys.customer_id as key_customer_id')
+      .orderBy([{column: 'rate_limit_overrides.scope_type'}, {column: 'rate_limit_overrides.scope_id'}])
+    if (customerId !== undefined) {
+      query.where((q) =>
+        q.where({'rate_limit_overrides.scope_type': 'customer', 'rate_limit_overrides.scope_id': customerId}).orWhere('api_keys.customer_id', customerId),
+      )
+    }
+    const rows = (await query) as Array<Row & {key_customer_id: string | null}>
+    return rows.map((row) => ({...fromRow(row), customerId: row.scope_type === 'customer' ? row.scope_id : row.key_customer_id}))
+  }
+
   async upsert(override: LimitOverride): Promise<void> {
     await this.db('rate_limit_overrides')
       .insert({

@@ -58,8 +58,9 @@ export class ConfigError extends AppError {
   constructor(
     readonly variable: string,
     detail: string,
+    hint = 'fix the variable in the environment (see README, Configuration)',
   ) {
-    super('api_error', 500, `${variable} ${detail}`, 'fix the variable in the environment (see README, Configuration)')
+    super('api_error', 500, `${variable} ${detail}`, hint)
   }
 }
 

@@ -18,12 +18,22 @@ interface StatusCheck {
   ok: boolean | null
   summary: string
   hint?: string
+  /** The same facts as fields, for --json. */
+  details: Record<string, unknown>
 }
 
 export interface StatusReport {
   /** False when any configured part fails. */
   ok: boolean
   checks: StatusCheck[]
+}
+
+/** What the API said to the client's token, as fields. */
+interface ApiDetails {
+  reachable: boolean
+  status: number | null
+  accepts_token: boolean
+  rate_limit: {limit: number; remaining: number; reset_seconds: number} | null
 }
 
 /** How long a check waits for an answer before it reports the part unreachable. */
@@ -60,15 +70,21 @@ async function databaseCheck(config: Config, cwd: string): Promise<{check: Statu
   try {
     located = locateOperatorDatabase(config, cwd)
   } catch (error) {
-    return {check: failed('database', error)}
+    return {check: failed('database', error, {reachable: false})}
   }
-  const where = located.database.client === 'sqlite' ? `sqlite ${located.database.filename}` : `mysql ${withoutCredentials(located.database.url)}`
+  const location = located.database.client === 'sqlite' ? located.database.filename : withoutCredentials(located.database.url)
+  const where = `${located.database.client} ${location}`
+  const details = {client: located.database.client, location}
   const db = createDb(located.database)
   try {
     const migrations = await migrationStatus(db)
     const pending = migrations.filter((migration) => !migration.applied).length
     const summary = `${where}: reachable, ${migrations.length - pending} migrations applied, ${pending} pending`
-    const check: StatusCheck = pending === 0 ? {check: 'database', ok: true, summary} : {check: 'database', ok: false, summary, hint: 'run `leads migrate`'}
+    const counts = {...details, reachable: true, migrations_applied: migrations.length - pending, migrations_pending: pending}
+    const check: StatusCheck =
+      pending === 0
+        ? {check: 'database', ok: true, summary, details: counts}
+        : {check: 'database', ok: false, summary, hint: 'run `leads migrate`', details: counts}
     return {check, config: located, db}
   } catch (error) {
     await db.destroy()
@@ -78,6 +94,7 @@ async function databaseCheck(config: Config, cwd: string): Promise<{check: Statu
         ok: false,
         summary: `${where}: unreachable (${safeMessage(error)})`,
         hint: 'is the database running? LEADS_DATABASE_URL names it',
+        details: {...details, reachable: false},
       },
       config: located,
     }
@@ -85,24 +102,33 @@ async function databaseCheck(config: Config, cwd: string): Promise<{check: Statu
 }
 
 function masterKeyCheck(config: Config): StatusCheck {
-  if (config.masterKey) return {check: 'master key', ok: true, summary: 'from LEADS_MASTER_KEY'}
+  if (config.masterKey) return {check: 'master key', ok: true, summary: 'from LEADS_MASTER_KEY', details: {source: 'LEADS_MASTER_KEY'}}
   try {
     requireKeptMasterKey(config)
-    return {check: 'master key', ok: true, summary: `kept beside the database in ${config.dataDir}`}
+    return {check: 'master key', ok: true, summary: `kept beside the database in ${config.dataDir}`, details: {source: 'file', directory: config.dataDir}}
   } catch (error) {
-    return failed('master key', error)
+    return failed('master key', error, {source: null})
   }
 }
 
 async function redisCheck(config: Config): Promise<StatusCheck> {
-  if (!config.redis) return {check: 'redis', ok: null, summary: 'not configured: dispatch and rate limits in-process (one daemon)'}
+  if (!config.redis) {
+    return {check: 'redis', ok: null, summary: 'not configured: dispatch and rate limits in-process (one daemon)', details: {configured: false}}
+  }
   const where = describeRedis(config.redis)
+  const details = {configured: true, mode: config.redis.mode, location: where}
   try {
     const redis = await connectRedis(config.redis)
     await redis.close().catch(() => undefined)
-    return {check: 'redis', ok: true, summary: `${where}: reachable`}
+    return {check: 'redis', ok: true, summary: `${where}: reachable`, details: {...details, reachable: true}}
   } catch (error) {
-    return {check: 'redis', ok: false, summary: `${where}: unreachable (${safeMessage(error)})`, hint: `is Redis running? ${variableOf(config.redis)} names it`}
+    return {
+      check: 'redis',
+      ok: false,
+      summary: `${where}: unreachable (${safeMessage(error)})`,
+      hint: `is Redis running? ${variableOf(config.redis)} names it`,
+      details: {...details, reachable: false},
+    }
   }
 }
 
@@ -110,22 +136,35 @@ async function daemonCheck(config: Config, client: ClientSettings): Promise<Stat
   const base = daemonUrl(config, client)
   try {
     const response = await fetch(`${base}/readyz`, {signal: AbortSignal.timeout(CHECK_TIMEOUT_MS)})
-    if (response.ok) return {check: 'daemon', ok: true, summary: `${base}: ready`}
+    if (response.ok) return {check: 'daemon', ok: true, summary: `${base}: ready`, details: {url: base, reachable: true, ready: true, reasons: []}}
     const reasons = ((await response.json().catch(() => ({}))) as {reasons?: string[]}).reasons ?? []
-    return {check: 'daemon', ok: false, summary: `${base}: not ready (${reasons.join('; ') || `HTTP ${response.status}`})`}
+    return {
+      check: 'daemon',
+      ok: false,
+      summary: `${base}: not ready (${reasons.join('; ') || `HTTP ${response.status}`})`,
+      details: {url: base, reachable: true, ready: false, reasons},
+    }
   } catch (error) {
     return {
       check: 'daemon',
       ok: false,
       summary: `${base}: not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`,
       hint: 'start it with `leads daemon` (npm start), or set LEADS_BASE_URL to where it runs',
+      details: {url: base, reachable: false, ready: false, reasons: []},
     }
   }
 }
 
 async function clientCheck(config: Config, client: ClientSettings, keys: KeysStore | undefined): Promise<StatusCheck> {
   const {baseUrl, apiToken, customerId} = client
-  if (!apiToken) return {check: 'client', ok: null, summary: 'no API token (--token, LEADS_API_TOKEN or a profile): pull and push are not configured'}
+  if (!apiToken) {
+    return {
+      check: 'client',
+      ok: null,
+      summary: 'no API token (--token, LEADS_API_TOKEN or a profile): pull and push are not configured',
+      details: {configured: false},
+    }
+  }
   const parts: string[] = [`customer ${customerId ?? '(none given)'}`]
   let ok = customerId !== null
   const grant = keys ? await keys.findByTokenHash(hashToken(apiToken)).catch(() => null) : null
@@ -143,11 +182,20 @@ async function clientCheck(config: Config, client: ClientSettings, keys: KeysSto
   }
   const api = await apiProbe(baseUrl ?? daemonUrl(config, client), apiToken, customerId)
   parts.push(api.summary)
-  return {check: 'client', ok: ok && api.ok, summary: parts.join('; '), ...(api.ok ? {} : {hint: api.hint})}
+  const key = grant && {
+    id: grant.key.id,
+    name: grant.key.name,
+    customer_id: grant.key.customerId,
+    state: keyState(grant.key, Date.now()),
+    scopes: grant.key.scopes,
+    internal: grant.key.internal,
+  }
+  const details = {configured: true, base_url: baseUrl ?? daemonUrl(config, client), customer_id: customerId, key, api: api.details}
+  return {check: 'client', ok: ok && api.ok, summary: parts.join('; '), ...(api.ok ? {} : {hint: api.hint}), details}
 }
 
 /** One cheap request as the client: what the API says of the token, and its rate-limit budget. */
-async function apiProbe(base: string, token: string, customerId: string | null): Promise<{ok: boolean; summary: string; hint?: string}> {
+async function apiProbe(base: string, token: string, customerId: string | null): Promise<{ok: boolean; summary: string; hint?: string; details: ApiDetails}> {
   try {
     const response = await fetch(`${base}/api/agents/crm/leads?limit=1`, {
       headers: {authorization: `Bearer ${token}`, 'x-customer-id': customerId ?? ''},
@@ -156,21 +204,26 @@ async function apiProbe(base: string, token: string, customerId: string | null):
     const remaining = response.headers.get('ratelimit-remaining')
     const limit = response.headers.get('ratelimit-limit')
     const budget = remaining === null ? '' : `, rate limit ${remaining}/${limit} left (resets in ${response.headers.get('ratelimit-reset')} s)`
-    if (response.ok) return {ok: true, summary: `API at ${base} accepts the token${budget}`}
+    const rateLimit =
+      remaining === null ? null : {limit: Number(limit), remaining: Number(remaining), reset_seconds: Number(response.headers.get('ratelimit-reset'))}
+    const details = (acceptsToken: boolean): ApiDetails => ({reachable: true, status: response.status, accepts_token: acceptsToken, rate_limit: rateLimit})
+    if (response.ok) return {ok: true, summary: `API at ${base} accepts the token${budget}`, details: details(true)}
     const message = ((await response.json().catch(() => ({}))) as {error?: {message?: string}}).error?.message ?? ''
     // 403 for a key without the read scope still proves the token and the customer.
     if (response.status === 403 && /lacks the scope/.test(message))
-      return {ok: true, summary: `API at ${base} accepts the token (it cannot read leads)${budget}`}
+      return {ok: true, summary: `API at ${base} accepts the token (it cannot read leads)${budget}`, details: details(true)}
     return {
       ok: false,
       summary: `API at ${base} answers ${response.status}: ${message}${budget}`,
       hint: 'check LEADS_API_TOKEN and LEADS_CUSTOMER_ID with the operator',
+      details: details(false),
     }
   } catch (error) {
     return {
       ok: false,
       summary: `API at ${base} not reachable (${safeMessage((error as {cause?: unknown}).cause ?? error)})`,
       hint: 'is the daemon running? LEADS_BASE_URL names it',
+      details: {reachable: false, status: null, accepts_token: false, rate_limit: null},
     }
   }
 }
@@ -189,7 +242,7 @@ function withoutCredentials(url: string): string {
   return parsed.toString()
 }
 
-function failed(check: StatusCheck['check'], error: unknown): StatusCheck {
-  if (error instanceof AppError) return {check, ok: false, summary: error.message, ...(error.hint ? {hint: error.hint} : {})}
-  return {check, ok: false, summary: safeMessage(error)}
+function failed(check: StatusCheck['check'], error: unknown, details: Record<string, unknown>): StatusCheck {
+  if (error instanceof AppError) return {check, ok: false, summary: error.message, ...(error.hint ? {hint: error.hint} : {}), details}
+  return {check, ok: false, summary: safeMessage(error), details}
 }

@@ -15,8 +15,8 @@ interface TableProps<Row> {
 
 /**
  * An aligned table with a bold header and per-cell colours, one line per row: ids and times are
- * never cut or wrapped, free text is cut with an ellipsis, and the columns that do not fit are
- * named below the table.
+ * never cut or wrapped, free text is cut with an ellipsis; below the table, what shortened
+ * columns left out and the columns that did not fit.
  */
 export function Table<Row>({columns, rows, emptyText, width, columnNames}: TableProps<Row>) {
   if (rows.length === 0) return <Text dimColor>{emptyText}</Text>
@@ -33,6 +33,11 @@ export function Table<Row>({columns, rows, emptyText, width, columnNames}: Table
               {cell(text, index)}
             </Text>
           ))}
+        </Text>
+      ))}
+      {layout.notes.map((note) => (
+        <Text key={note} dimColor>
+          {fitted(note, width)}
         </Text>
       ))}
       {layout.hidden.length > 0 ? (

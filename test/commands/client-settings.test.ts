@@ -6,8 +6,9 @@ import {expect} from 'chai'
 
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {runCli, runCliJson} from '../helpers/cli.js'
+import {runCli, runCliJson, runCliProcess, startCliAtTerminal} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {waitUntil} from '../helpers/local-servers.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
 /** Client settings: flags beat the environment, which beats the profile kept by `leads config`. */
@@ -92,5 +93,55 @@ describe('client settings and profiles', function () {
     expect(fs.existsSync(path.join(configDir, 'profiles.json'))).to.equal(false)
     const unknown = await runCli(['pull', '--no-state', '--profile', 'nope'], bare())
     expect(unknown.stderr).to.include('no profile "nope"')
+  })
+
+  it('picks the profile by --profile, else LEADS_PROFILE, else the one `config use` chose, else default', async function () {
+    for (const profile of ['acme', 'other']) {
+      await runCli(['config', 'set', 'base-url', profile === 'acme' ? daemon.url : 'http://127.0.0.1:9', '--profile', profile], bare())
+      await runCli(['config', 'set', 'token', tenant.token, '--profile', profile], bare())
+      await runCli(['config', 'set', 'customer', tenant.customer.id, '--profile', profile], bare())
+    }
+    const none = await runCli(['pull', '--no-state'], bare())
+    expect(none.stderr).to.include('no API base URL given')
+    expect((await runCli(['config', 'use', 'acme'], bare())).stdout).to.equal('Now using profile acme (--profile and LEADS_PROFILE still win).\n')
+    expect(pulledIds((await runCli(['pull', '--no-state'], bare())).stdout)).to.deep.equal([leadId])
+    expect((await runCliJson(['config', 'list'], bare())).current).to.equal('acme')
+    // LEADS_PROFILE beats the current profile, and --profile beats both: `other` names a port nothing listens on.
+    const fromEnv = await runCli(['pull', '--no-state'], {...bare(), LEADS_PROFILE: 'other'})
+    expect(fromEnv.code).to.equal(1)
+    expect(pulledIds((await runCli(['pull', '--no-state', '--profile', 'acme'], {...bare(), LEADS_PROFILE: 'other'})).stdout)).to.deep.equal([leadId])
+    expect((await runCli(['config', 'get', 'base-url'], {...bare(), LEADS_PROFILE: 'other'})).stdout).to.equal('http://127.0.0.1:9\n')
+    expect((await runCli(['config', 'use', 'nope'], bare())).stderr).to.include('no profile "nope"')
+    await runCli(['config', 'use', 'default'], bare())
+    expect((await runCliJson(['config', 'list'], bare())).current).to.equal('default')
+  })
+
+  it('config unset removes a setting, and says so when it was not set', async function () {
+    await runCli(['config', 'set', 'customer', tenant.customer.id], bare())
+    const removed = await runCli(['config', 'unset', 'customer'], bare())
+    expect(removed.code, removed.stderr).to.equal(0)
+    expect(JSON.parse(fs.readFileSync(path.join(configDir, 'profiles.json'), 'utf8'))).to.deep.equal({default: {}})
+    const again = await runCli(['config', 'unset', 'customer'], bare())
+    expect(again.code).to.equal(1)
+    expect(again.stderr).to.equal('Error: customer is not set in profile default (hint: `leads config list` shows what is set)\n')
+  })
+
+  it('reads a token from stdin with -, or asks for it at a terminal without showing it, so it is never an argument', async function () {
+    const piped = await runCliProcess(['config', 'set', 'token', '-', '--profile', 'piped'], bare(), undefined, `${tenant.token}\n`)
+    expect(piped.code, piped.stderr).to.equal(0)
+    expect(piped.stdout).to.not.include(tenant.token)
+    const noValue = await runCliProcess(['config', 'set', 'token'], bare(), undefined, '')
+    expect(noValue.code).to.equal(1)
+    expect(noValue.stderr).to.include('no value given for token')
+
+    const terminal = startCliAtTerminal(['config', 'set', 'token', '--profile', 'typed'], bare())
+    await waitUntil(() => terminal.shown().includes('API token (not shown): '), 'the token prompt', 20_000)
+    terminal.type(`${tenant.token}\r`, {last: true})
+    const typed = await terminal.exited
+    expect(typed.code, typed.stdout).to.equal(0)
+    expect(typed.stdout).to.include('Set token = svc_')
+    expect(typed.stdout).to.not.include(tenant.token)
+    const profiles = JSON.parse(fs.readFileSync(path.join(configDir, 'profiles.json'), 'utf8'))
+    expect(profiles).to.deep.equal({piped: {token: tenant.token}, typed: {token: tenant.token}})
   })
 })

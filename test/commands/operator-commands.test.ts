@@ -103,7 +103,18 @@ describe('operator commands', function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:webhooks:manage', '--internal'], env)
       const listed = await runCliJson(['keys', 'list', '--customer', customerId], env)
       const mine = listed.keys.find((key: {id: string}) => key.id === issued.id)
-      expect(mine).to.have.keys(['id', 'name', 'customer_id', 'scopes', 'internal', 'state', 'created_at', 'last_used_at', 'expires_at'])
+      expect(mine).to.have.keys([
+        'id',
+        'name',
+        'customer_id',
+        'scopes',
+        'internal',
+        'state',
+        'created_at',
+        'last_used_at',
+        'expires_at',
+        'previous_token_retires_at',
+      ])
       expect(mine.internal).to.equal(true)
       const plain = await runCli(['keys', 'list', '--customer', customerId], env)
       expect(plain.stdout).to.include(issued.id)
@@ -121,9 +132,48 @@ describe('operator commands', function () {
       expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(3_500_000, 3_600_000)
       const revoked = await runCliJson(['keys', 'revoke', issued.id, '--yes'], env)
       expect(revoked).to.include({id: issued.id, state: 'revoked'})
-      const again = await runCli(['keys', 'rotate', issued.id], env)
+      const again = await runCli(['keys', 'rotate', issued.id, '--yes'], env)
       expect(again.code).to.equal(1)
       expect(again.stderr).to.match(/^Error: key .* is revoked; issue a new key instead \(hint: .*\)\n$/)
+    })
+
+    it('keys rotate without --grace asks first, as revoke does, and refuses without --yes off a terminal', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const tokens = async () => Number((await db('api_tokens').where({key_id: issued.id}).count({n: '*'}))[0]!.n)
+      const scripted = await runCli(['keys', 'rotate', issued.id], env)
+      expect(scripted.code).to.equal(1)
+      expect(scripted.stderr).to.equal(
+        'Error: refusing to go on without confirmation: not at a terminal (hint: add --yes to confirm, or --grace 1h to keep the old token working meanwhile)\n',
+      )
+      const declined = await runCliAtTerminal(['keys', 'rotate', issued.id], env, 'n\n')
+      expect(declined.stdout).to.include(`Rotate key ${issued.id}? Its current token stops working now (--grace keeps it working for a while). [y/N]`)
+      expect(declined.code).to.equal(1)
+      expect(await tokens()).to.equal(1)
+      const accepted = await runCliAtTerminal(['keys', 'rotate', issued.id], env, 'y\n')
+      expect(accepted.code, accepted.stdout).to.equal(0)
+      expect(accepted.stdout).to.include('stopped working now')
+      expect(await tokens()).to.equal(2)
+      const yes = await runCli(['keys', 'rotate', issued.id, '--yes'], env)
+      expect(yes.code, yes.stderr).to.equal(0)
+      expect(await tokens()).to.equal(3)
+    })
+
+    it('after keys rotate --grace, keys list shows the key rotating and when its old token retires, in the table and --json', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const other = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const rotated = await runCliJson(['keys', 'rotate', issued.id, '--grace', '2h'], env)
+      const listed = (await runCliJson(['keys', 'list', '--customer', customerId], env)).keys
+      const byId = new Map(listed.map((key: {id: string}) => [key.id, key]))
+      expect(byId.get(issued.id)).to.include({state: 'active', previous_token_retires_at: rotated.previous_token_retires_at})
+      expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(7_100_000, 7_200_000)
+      expect(byId.get(other.id)).to.include({state: 'active', previous_token_retires_at: null})
+      const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 160)
+      const line = (id: string) => shown.stdout.split('\n').find((candidate) => candidate.startsWith(id)) ?? ''
+      expect(line(issued.id).split(/\s+/).slice(0, 2)).to.deep.equal([issued.id, 'rotating'])
+      expect(line(issued.id)).to.include(rotated.previous_token_retires_at)
+      expect(line(other.id).split(/\s+/).slice(0, 2)).to.deep.equal([other.id, 'active'])
+      const narrow = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 80)
+      expect(narrow.stdout.split('\n').find((candidate) => candidate.startsWith(issued.id))).to.match(/^\S+\s+rotating\s/)
     })
 
     it('keys list at an 80-column terminal keeps each key id whole on its line, in colour unless NO_COLOR or --no-color', async function () {
@@ -203,11 +253,68 @@ describe('operator commands', function () {
       expect(zero.code).to.equal(2)
     })
 
+    it('ratelimit list shows which customers and keys have overrides, of all customers or of one', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const otherCustomer = (await services.customers.create({name: 'Other override'})).id
+      const untouched = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      await runCliJson(['ratelimit', 'set', '--customer', customerId, '--per-minute', '120'], env)
+      await runCliJson(['ratelimit', 'set', '--key', issued.id, '--bulk-per-minute', '30'], env)
+      await runCliJson(['ratelimit', 'set', '--customer', otherCustomer, '--per-hour', '9000'], env)
+      const mine = (await runCliJson(['ratelimit', 'list', '--customer', customerId], env)).overrides
+      expect(mine.map((row: {scope: unknown}) => row.scope)).to.deep.equal([
+        {type: 'customer', id: customerId},
+        {type: 'key', id: issued.id},
+      ])
+      expect(mine[0]).to.include({customer_id: customerId, per_minute: 120, per_hour: null, bulk_per_minute: null})
+      expect(mine[1]).to.include({customer_id: customerId, per_minute: null, bulk_per_minute: 30})
+      const every = (await runCliJson(['ratelimit', 'list'], env)).overrides.map((row: {scope: {id: string}}) => row.scope.id)
+      expect(every).to.include.members([customerId, issued.id, otherCustomer])
+      expect(every).to.not.include(untouched.id)
+      const piped = await runCli(['ratelimit', 'list', '--customer', customerId, '--columns', 'scope,id,per-minute,bulk-per-minute'], env)
+      expect(piped.stdout).to.equal(`customer\t${customerId}\t120\tinherited\nkey\t${issued.id}\tinherited\t30\n`)
+      const none = await runCli(['ratelimit', 'list', '--customer', otherCustomer, '--columns', 'id'], env)
+      expect(none.stdout).to.equal(`${otherCustomer}\n`)
+    })
+
     it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {
-      const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000', '--json'], env)
+      const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000'], env)
       expect(result.code).to.equal(1)
       expect(result.stdout).to.equal('')
       expect(result.stderr).to.equal('Error: customer 6f1c0000-0000-4000-8000-000000000000 does not exist (hint: run `leads customers list`)\n')
+    })
+
+    it('with --json, prints every failure as the error envelope on stderr with its exit code, usage errors too', async function () {
+      const user = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000', '--json'], env)
+      expect(user.code).to.equal(1)
+      expect(user.stdout).to.equal('')
+      expect(JSON.parse(user.stderr)).to.deep.equal({
+        error: {
+          type: 'not_found_error',
+          code: 404,
+          message: 'customer 6f1c0000-0000-4000-8000-000000000000 does not exist',
+          hint: 'run `leads customers list`',
+        },
+        exit_code: 1,
+      })
+      const invalid = await runCli(['stages', 'add', '--customer', customerId, '--slug', 'x', '--name', 'n'.repeat(300), '--json'], env)
+      expect(JSON.parse(invalid.stderr).error).to.deep.include({type: 'invalid_request_error', code: 400, param: 'name'})
+      const usage = await runCli(['keys', 'issue', '--json'], env)
+      expect(usage.code).to.equal(2)
+      expect(JSON.parse(usage.stderr)).to.deep.equal({
+        error: {
+          type: 'invalid_request_error',
+          code: 400,
+          message: 'The following errors occurred: Missing required flag customer Missing required flag scope',
+          hint: 'see --help',
+        },
+        exit_code: 2,
+      })
+      const unknown = await runCliProcess(['keys', 'list', 'extra', '--json'], env)
+      expect(unknown.code).to.equal(2)
+      expect(JSON.parse(unknown.stderr)).to.deep.equal({
+        error: {type: 'invalid_request_error', code: 400, message: 'Unexpected argument: extra', hint: 'keys list takes none; see leads keys list --help'},
+        exit_code: 2,
+      })
     })
 
     it('refuses values past what the columns hold before writing anything, in one line without SQL', async function () {
@@ -241,7 +348,7 @@ describe('operator commands', function () {
     expect(result.stderr).to.match(/^Error: LEADS_MASTER_KEY is required/)
   })
 
-  it('follows the conventions: help and version commands, -h and -v, the environment in the root help, "did you mean" at a terminal', async function () {
+  it('follows the conventions: help and version commands, -h and -v, the environment in the root help, "did you mean"', async function () {
     // The real executable, end to end: its manifest, plugins and help class.
     const root = await runCliProcess(['--help'], {})
     expect(root.code).to.equal(0)
@@ -257,9 +364,31 @@ describe('operator commands', function () {
     expect((await runCliProcess(['-v'], {})).stdout).to.equal(version.stdout)
     const completion = await runCli(['autocomplete', 'bash'], {})
     expect(completion.stdout).to.include('leads autocomplete')
-    const typo = await runCliAtTerminal(['kyes', 'list'], {}, 'n\n')
+    const typo = await runCliAtTerminal(['kyes', 'list'], {})
     expect(typo.stdout.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')).to.include('Did you mean keys list?')
-    expect(typo.code).to.equal(127)
+    expect(typo.code).to.equal(2)
+  })
+
+  it('answers an unknown command, at a terminal or not, with exit 2 and the nearest command, and extra words as unexpected arguments', async function () {
+    const flat = (text: string) =>
+      text
+        .replace(/\s*›\s*/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+    const typo = await runCliProcess(['kyes', 'list'], {})
+    expect(typo.code).to.equal(2)
+    expect(flat(typo.stderr)).to.equal('Error: kyes list is not a leads command. Did you mean keys list? (leads help lists the commands)')
+    const inTopic = await runCliProcess(['keys', 'lst'], {})
+    expect(inTopic.code).to.equal(2)
+    expect(flat(inTopic.stderr)).to.equal('Error: keys lst is not a leads command. Did you mean keys list? (leads help keys lists the commands)')
+    const topic = await runCliProcess(['kyes'], {})
+    expect(flat(topic.stderr)).to.equal('Error: kyes is not a leads command. Did you mean keys? (leads help lists the commands)')
+    const far = await runCliProcess(['frobnicate'], {})
+    expect(far.code).to.equal(2)
+    expect(flat(far.stderr)).to.equal('Error: frobnicate is not a leads command. (leads help lists the commands)')
+    const extra = await runCliProcess(['keys', 'list', 'extra-arg'], {})
+    expect(extra.code).to.equal(2)
+    expect(flat(extra.stderr)).to.equal('Error: Unexpected argument: extra-arg (keys list takes none; see leads keys list --help)')
   })
 
   it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {
@@ -269,7 +398,7 @@ describe('operator commands', function () {
       LEADS_MASTER_KEY: 'ab'.repeat(32),
     })
     expect(result.code).to.equal(1)
-    expect(result.stderr).to.match(/^Error: LEADS_DATABASE_URL cannot be reached: ECONNREFUSED/)
+    expect(result.stderr).to.match(/^Error: LEADS_DATABASE_URL cannot be reached: nothing listens on 127.0.0.1:1 /)
     expect(result.stderr).not.to.include('hunter2')
     // One line, and no driver stack on either stream before it.
     expect(result.stderr.trim().split('\n')).to.have.length(1)

@@ -187,7 +187,7 @@ describe('leads pull', function () {
       const csv = await runCli(['pull', '--state', stateFile, '--format', 'csv'], env())
       const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
       expect(rows).to.have.length(LEADS)
-      expect(rows[0]).to.include({id: allIds[0], contact_name: 'Pulled 0', stage_slug: 'new', custom_fields: '{}'})
+      expect(rows[0]).to.include({id: allIds[0], contact_name: 'Pulled 0', stage_slug: 'new', custom_fields: ''})
     })
 
     it('keeps polling with --follow and exits 0 on SIGINT', async function () {
@@ -253,14 +253,22 @@ describe('leads pull', function () {
       expect(JSON.parse(without.stdout.split('\n')[0]!)).to.not.have.property('custom_fields')
     })
 
-    it('neutralises formula-like CSV cells and says so in its help', async function () {
+    it('neutralises formula-like CSV cells with --format csv-excel only, and says so in its help', async function () {
       await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: '=HYPERLINK("http://evil.example","x")', contact_phone: '+1 555 010 9999'})
-      const csv = await runCli(['pull', '--no-state', '--format', 'csv'], env())
-      const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
-      const row = rows.find((candidate) => candidate['contact_name']!.includes('HYPERLINK'))!
-      expect(row['contact_name']).to.equal(`'=HYPERLINK("http://evil.example","x")`)
-      expect(row['contact_phone']).to.equal(`'+1 555 010 9999`)
-      expect((await runCli(['pull', '--help'], env())).stdout).to.include('formula injection')
+      const rowOf = async (format: string) => {
+        const csv = await runCli(['pull', '--no-state', '--format', format], env())
+        const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
+        return rows.find((candidate) => candidate['contact_name']!.includes('HYPERLINK'))!
+      }
+      const guarded = await rowOf('csv-excel')
+      expect(guarded['contact_name']).to.equal(`'=HYPERLINK("http://evil.example","x")`)
+      expect(guarded['contact_phone']).to.equal(`'+1 555 010 9999`)
+      const plain = await rowOf('csv')
+      expect(plain['contact_name']).to.equal('=HYPERLINK("http://evil.example","x")')
+      expect(plain['contact_phone']).to.equal('+1 555 010 9999')
+      const help = (await runCli(['pull', '--help'], env())).stdout.replace(/\s+/g, ' ')
+      expect(help).to.include('formula injection')
+      expect(help).to.include('csv-excel')
     })
 
     it('converts a state file of the timestamp format and resumes at its time', async function () {

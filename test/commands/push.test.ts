@@ -4,9 +4,9 @@ import path from 'node:path'
 
 import {expect} from 'chai'
 
-import {counts} from '../helpers/api.js'
+import {counts, postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {runCli} from '../helpers/cli.js'
+import {runCli, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
@@ -76,12 +76,36 @@ describe('leads push', function () {
     expect(report.unknown_custom_fields).to.deep.equal([{slug: 'colour', lines: [1]}])
   })
 
-  it('writes nothing with --dry-run and exits 0 when no row failed', async function () {
-    const file = write('dry.csv', 'contact_name,contact_email\nDry,dry@example.org\n')
-    const result = await runCli(['push', file, '--dry-run'], env())
-    expect(result.code).to.equal(0)
+  it("--dry-run checks every row here with the server's rules and sends nothing: no daemon, no rate limit spent", async function () {
+    const file = write('dry.csv', 'contact_name,contact_email,source_type\nDry,dry@example.org,form\nBad,not-an-email,\n,,manual\nOdd,odd@example.org,fax\n')
+    // Nothing listens on port 1: a dry run that sent anything would fail to connect.
+    const offline = {LEADS_BASE_URL: 'http://127.0.0.1:1', LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: tenant.customer.id}
+    const result = await runCli(['push', file, '--dry-run'], offline)
+    expect(result.code).to.equal(1)
+    expect(result.stdout.split('\n')).to.deep.equal([
+      'line 3: field "contact_email" must be an email address of at most 254 characters',
+      'line 4: give at least one of contact_name, contact_phone, contact_email',
+      'line 5: field "source_type" must be one of form, phone_call, email, chat, sms, manual, import',
+      'Dry run, checked here, nothing sent: 4 rows: 1 valid, 3 failed',
+      '',
+    ])
+    expect(result.stderr).to.equal(
+      'not checked without the server: stage slugs, custom fields, matches with existing leads (--check-on-server checks them and counts against the bulk rate limit)\n',
+    )
+    const json = JSON.parse((await runCli(['push', file, '--dry-run', '--json'], {})).stdout)
+    expect(json).to.deep.include({dry_run: true, checked: 'locally', summary: {received: 4, valid: 1, failed: 3}})
+    expect(json.failed[0]).to.deep.equal({line: 3, message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'})
+    expect((await runCli(['push', '--help'], {})).stdout.replace(/\s+/g, ' ')).to.include('spends no rate limit')
+  })
+
+  it('--dry-run --check-on-server lets the server count what would happen, writing nothing', async function () {
+    const file = write('dry-server.csv', 'contact_name,contact_email,stage_slug\nDry,dry@example.org,new\n')
+    const result = await runCli(['push', file, '--dry-run', '--check-on-server'], env())
+    expect(result.code, result.stderr).to.equal(0)
     expect(result.stdout.trim()).to.equal('Dry run: 1 rows: 1 created, 0 updated, 0 skipped, 0 failed')
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+    const alone = await runCli(['push', file, '--check-on-server'], env())
+    expect(alone.code).to.equal(2)
   })
 
   it('stops before sending anything on an unknown CSV column', async function () {
@@ -90,6 +114,74 @@ describe('leads push', function () {
     expect(result.code).to.equal(1)
     expect(result.stderr).to.match(/^Error: unknown CSV column "name" \(hint: use contact_name, .*custom_fields\.<slug>/)
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+  })
+
+  for (const format of ['csv', 'ndjson']) {
+    it(`reads back what pull --format ${format} writes: pull, push into another customer, pull gives the same leads`, async function () {
+      await daemon.services.customers.addField(tenant.customer.id, {slug: 'notes', type: 'string'})
+      await daemon.services.customers.addField(tenant.customer.id, {slug: 'vip', type: 'boolean'})
+      const leads = [
+        {contact_name: 'Ada', contact_phone: '+1 555 010 2000', contact_email: 'ada@example.org', custom_fields: {budget: 250000, lead_line: 'buyer'}},
+        {contact_name: '=SUM(A1:A2)', contact_email: 'formula@example.org', stage_slug: 'qualified', source_platform: 'referral', source_type: 'phone_call'},
+        {contact_phone: '-44 20 7946 0000', custom_fields: {notes: 'says "hi", twice\nand more', vip: true, lead_line: 'seller'}},
+      ]
+      for (const lead of leads) expect((await postJson(daemon, tenant, '/api/agents/crm/leads', lead)).status).to.equal(201)
+      const target = await newTenant(daemon.services, ['public_api:leads:write', 'public_api:leads:read'])
+      for (const field of [
+        {slug: 'budget', type: 'number'},
+        {slug: 'notes', type: 'string'},
+        {slug: 'vip', type: 'boolean'},
+      ] as const) {
+        await daemon.services.customers.addField(target.customer.id, field)
+      }
+      const targetEnv = {LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: target.token, LEADS_CUSTOMER_ID: target.customer.id}
+
+      // One lead a page: the CSV's custom-field columns come from the first lead alone, so the
+      // third lead's fields travel in the custom_fields JSON column.
+      const pulled = await runCli(['pull', '--no-state', '--format', format, '--page-size', '1'], env())
+      expect(pulled.code, pulled.stderr).to.equal(0)
+      if (format === 'csv') {
+        expect(pulled.stdout.split('\n')[0]).to.match(/,custom_fields\.budget:number,custom_fields\.lead_line,custom_fields$/)
+        expect(pulled.stdout).to.include(',seller,"{""notes"":""says \\""hi\\"", twice\\nand more"",""vip"":true}"\n')
+      }
+      const file = write(`round-trip.${format}`, pulled.stdout)
+      const pushed = await runCli(['push', file], targetEnv)
+      expect(pushed.code, pushed.stdout + pushed.stderr).to.equal(0)
+      expect(pushed.stdout.trim()).to.equal('3 rows: 3 created, 0 updated, 0 skipped, 0 failed')
+      expect(pushed.stderr).to.match(/^note: ignored the fields the server sets: id, customer_id, .*created_at, updated_at/)
+
+      const comparable = (text: string) =>
+        text
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Record<string, any>)
+          .map((lead) => ({
+            contact_name: lead['contact_name'],
+            contact_phone: lead['contact_phone'],
+            contact_email: lead['contact_email'],
+            source_platform: lead['source_platform'],
+            source_type: lead['source_type'],
+            stage: lead['current_stage'].slug,
+            custom_fields: lead['custom_fields'],
+          }))
+          .sort((a, b) => String(a.contact_phone ?? a.contact_email).localeCompare(String(b.contact_phone ?? b.contact_email)))
+      const before = comparable((await runCli(['pull', '--no-state'], env())).stdout)
+      const after = comparable((await runCli(['pull', '--no-state'], targetEnv)).stdout)
+      expect(after).to.deep.equal(before)
+      expect(before.map((lead) => lead.contact_phone)).to.include('+1 555 010 2000')
+      expect(before.find((lead) => lead.contact_email === 'formula@example.org')).to.include({contact_name: '=SUM(A1:A2)', stage: 'qualified'})
+    })
+  }
+
+  it('reads custom_fields.<slug> columns and a custom_fields JSON column, the columns winning', async function () {
+    const file = write('json-column.csv', 'contact_name,custom_fields.budget:number,custom_fields\nJo,5,"{""budget"":9,""lead_line"":""buyer""}"\n')
+    const result = await runCliJson(['push', file], env())
+    expect(result).to.deep.include({ignored_fields: [], failed: []})
+    const pulled = JSON.parse((await runCli(['pull', '--no-state'], env())).stdout.trim())
+    expect(pulled.custom_fields).to.deep.equal({budget: 5, lead_line: 'buyer'})
+    const bad = await runCli(['push', write('bad-json.csv', 'contact_name,custom_fields\nJo,[1]\n'), '--json'], env())
+    expect(bad.code).to.equal(1)
+    expect(JSON.parse(bad.stdout).failed).to.deep.equal([{line: 2, message: 'custom_fields must be a JSON object, got "[1]"'}])
   })
 
   it('names the missing variable, and surfaces a 403 as one line with a hint', async function () {

@@ -35,6 +35,30 @@ describe('leads status', function () {
       expect(byName.redis.ok).to.equal(backend.name === 'mysql' ? true : null)
       expect(byName.daemon).to.include({ok: true, summary: `${daemon.url}: ready`})
       expect(byName.client.ok).to.equal(null)
+      expect(byName.database.details).to.include({client: backend.name === 'mysql' ? 'mysql' : 'sqlite', reachable: true, migrations_pending: 0})
+      expect(byName.database.details.migrations_applied).to.be.greaterThan(0)
+      expect(byName['master key'].details).to.deep.equal({source: 'LEADS_MASTER_KEY'})
+      expect(byName.redis.details).to.include(backend.name === 'mysql' ? {configured: true, reachable: true} : {configured: false})
+      expect(byName.daemon.details).to.deep.equal({url: daemon.url, reachable: true, ready: true, reasons: []})
+      expect(byName.client.details).to.deep.equal({configured: false})
+    })
+
+    it('--json gives the client check as fields: key, customer, scopes and rate-limit budget', async function () {
+      const result = await runCli(['status', '--json'], {...env(), LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: tenant.customer.id})
+      expect(result.code, result.stderr).to.equal(0)
+      const client = JSON.parse(result.stdout).checks.find((check: {check: string}) => check.check === 'client')
+      expect(client.details).to.deep.include({configured: true, base_url: daemon.url, customer_id: tenant.customer.id})
+      expect(client.details.key).to.deep.equal({
+        id: tenant.key.id,
+        name: tenant.key.name,
+        customer_id: tenant.customer.id,
+        state: 'active',
+        scopes: ['public_api:leads:read'],
+        internal: false,
+      })
+      expect(client.details.api).to.deep.include({reachable: true, status: 200, accepts_token: true})
+      expect(client.details.api.rate_limit).to.include({limit: 60})
+      expect(result.stdout).to.not.include(tenant.token)
     })
 
     it('names the key, customer, scopes and rate-limit budget of the client token, never the token', async function () {

@@ -27,13 +27,15 @@ function commandEnv(env: Record<string, string>): Record<string, string> {
   return {...base, LEADS_CONFIG_DIR: NO_PROFILES, ...env}
 }
 
-/** Runs the real `leads` executable in a child process: for what needs a process of its own (start-up, the working directory, signals). */
-export function runCliProcess(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT): Promise<CliResult> {
+/** Runs the real `leads` executable in a child process: for what needs a process of its own (start-up, the working directory, signals, stdin). */
+export function runCliProcess(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT, input?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], {env: commandEnv(env), cwd}, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [CLI, ...args], {env: commandEnv(env), cwd}, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
       resolve({code, stdout, stderr})
     })
+    // Piped in, as `… | leads …` would; without input, stdin stays open and empty as before.
+    if (input !== undefined) child.stdin?.end(input)
   })
 }
 
@@ -112,12 +114,16 @@ export interface TerminalRun {
   exited: Promise<CliResult>
 }
 
+/** A word for a POSIX shell, single-quoted. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`
+}
+
 /** Starts `leads` at a terminal (as runCliAtTerminal does) and hands it over while it runs. */
 export function startCliAtTerminal(args: string[], env: Record<string, string>, columns = 120): TerminalRun {
-  const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
   // exec: the command's own exit status, not that of script's shell ($SHELL, often dash, which
   // dies of a Ctrl-C its child handled).
-  const command = `stty cols ${columns} rows 40; exec ${[process.execPath, CLI, ...args].map(quote).join(' ')}`
+  const command = `stty cols ${columns} rows 40; exec ${[process.execPath, CLI, ...args].map(shellQuote).join(' ')}`
   const child = spawn('script', ['-qec', command, '/dev/null'], {env: {...commandEnv(env), TERM: 'xterm-256color'}, cwd: PROJECT_ROOT})
   let stdout = ''
   let stderr = ''
@@ -129,6 +135,23 @@ export function startCliAtTerminal(args: string[], env: Record<string, string>, 
     type: (text, options = {}) => (options.last ? child.stdin.end(text) : child.stdin.write(text)),
     exited: new Promise((resolve) => child.on('close', (code) => resolve({code: code ?? 1, stdout: shown(), stderr}))),
   }
+}
+
+/**
+ * Runs a shell command line (as a README shows it) at a terminal `columns` wide in `cwd`: bash
+ * runs it, exec'd so its status is the command's. What the terminal showed comes back as stdout.
+ */
+export function runShellAtTerminal(commandLine: string, env: Record<string, string>, cwd: string, columns = 80): Promise<CliResult> {
+  const child = spawn('script', ['-qec', `stty cols ${columns} rows 40; exec bash -c ${shellQuote(commandLine)}`, '/dev/null'], {
+    env: {...commandEnv(env), TERM: 'xterm-256color'},
+    cwd,
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stdin.end()
+  return new Promise((resolve) => child.on('close', (code) => resolve({code: code ?? 1, stdout, stderr})))
 }
 
 /** Runs a `--json` command that must succeed and returns its parsed output. */

@@ -1,9 +1,10 @@
 // A real load balancer for the topology tests: HAProxy from Debian's packages, installed on first
 // use, started on loopback with a configuration of the test's own.
-import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
+import {type ChildProcess, spawn} from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 
+import {ensureCommand} from './debian-package.js'
 import {freePort, waitUntil} from './local-servers.js'
 
 export interface Balancer {
@@ -14,36 +15,9 @@ export interface Balancer {
   stop(): Promise<void>
 }
 
-/**
- * The haproxy binary, installed with apt-get when this machine lacks it (a fresh CI machine does).
- * apt's own configuration names the package mirror; the lists are refreshed only if the first
- * attempt fails on them.
- */
+/** The haproxy binary, installed with apt-get when this machine lacks it (a fresh CI machine does). */
 export function ensureHaproxy(): string {
-  const found = which('haproxy')
-  if (found) return found
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'haproxy'], {
-      stdio: 'pipe',
-      env: {...process.env, DEBIAN_FRONTEND: 'noninteractive'},
-      timeout: 180_000,
-    })
-  try {
-    install()
-  } catch {
-    execFileSync('apt-get', ['update', '-qq'], {stdio: 'pipe', timeout: 180_000})
-    install()
-  }
-  const installed = which('haproxy')
-  if (!installed) throw new Error('apt-get install haproxy left no haproxy binary')
-  return installed
-}
-
-function which(command: string): string | null {
-  for (const dir of ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin']) {
-    if (fs.existsSync(path.join(dir, command))) return path.join(dir, command)
-  }
-  return null
+  return ensureCommand('haproxy')
 }
 
 /**

@@ -66,7 +66,14 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
     sql: /^select `id` from `customers`$/,
     why: 'maintenance reindex / recount of every customer (and the search-words migration): the customers to walk, each then one by one',
   },
-  {sql: /^select \* from `api_keys` order by `created_at` asc, `id` asc$/, why: '`leads keys list` without --customer: every key'},
+  {
+    sql: /^select `api_keys`\.\*, \(select max\(`retires_at`\) from `api_tokens` where `api_tokens`\.`key_id` = `api_keys`\.`id` and `api_tokens`\.`retires_at` > \?\) as `previous_tokens_retire_at` from `api_keys` order by `created_at` asc, `id` asc$/,
+    why: '`leads keys list` without --customer: every key, with when its previous tokens retire (tokens through their key)',
+  },
+  {
+    sql: /^select `rate_limit_overrides`\.\*, `api_keys`\.`customer_id` as `key_customer_id` from `rate_limit_overrides` left join `api_keys` on `api_keys`\.`id` = `rate_limit_overrides`\.`scope_id` and `rate_limit_overrides`\.`scope_type` = \? order by `rate_limit_overrides`\.`scope_type` asc, `rate_limit_overrides`\.`scope_id` asc$/,
+    why: '`leads ratelimit list` without --customer: every override, with the customer of each key override',
+  },
 
   // Operator commands that name one row by its id (ids are UUIDs or wh_ ids, unique across
   // customers): `leads keys revoke`, `leads webhooks inspect|show`, `leads deliveries show`.

@@ -1,11 +1,12 @@
 import {expect} from 'chai'
 import {render} from 'ink-testing-library'
 
-import {KEY_COLUMNS, type KeyOutput} from '../../../commands/_shared/key-output.js'
+import {keyColumns, type KeyOutput} from '../../../commands/_shared/key-output.js'
 import {ValidationError} from '../../../src/shared/errors.js'
 import {Table} from '../../../src/ui/Table.js'
-import {formatTsv, layoutTable} from '../../../src/ui/table-layout.js'
+import {commonStart, formatTsv, layoutTable} from '../../../src/ui/table-layout.js'
 
+const KEY_COLUMNS = keyColumns({oneCustomer: false})
 const stripAnsi = (text: string) => text.replace(/\u001B\[[0-9;]*m/g, '')
 
 const keys: KeyOutput[] = [
@@ -19,6 +20,7 @@ const keys: KeyOutput[] = [
     created_at: '2026-11-23T18:45:53.120Z',
     last_used_at: null,
     expires_at: '2027-02-21T18:45:53.120Z',
+    previous_token_retires_at: null,
   },
   {
     id: 'f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b',
@@ -30,6 +32,7 @@ const keys: KeyOutput[] = [
     created_at: '2026-11-20T09:00:00.000Z',
     last_used_at: '2026-11-22T10:11:12.000Z',
     expires_at: null,
+    previous_token_retires_at: null,
   },
 ]
 
@@ -53,13 +56,29 @@ describe('tables', function () {
     })
   }
 
-  it('cuts free text with an ellipsis and names the columns left out at 80 columns', function () {
-    const lines = frameAt(80)
-    expect(lines[0]).to.match(/^ID\s+NAME/)
+  it('cuts free text with an ellipsis and names the columns left out at 120 columns', function () {
+    const lines = frameAt(120)
+    expect(lines[0]).to.match(/^ID\s+STATE\s+SCOPES\s+NAME\s+CUSTOMER/)
     expect(lines.join('\n')).to.include('nightly sync')
     expect(lines.join('\n')).to.not.include('owned by the data team')
     expect(lines.some((line) => line.includes('…'))).to.equal(true)
-    expect(lines.at(-1)).to.match(/^Not shown: customer, created, last-used, expires \(try --columns/)
+    expect(lines.join(' ')).to.match(/Not shown: internal, old-token-until, expires, last-used, created \(try --columns/)
+  })
+
+  it('takes columns by rank at 80 columns, keeping their places, and says what a shortened column left out', function () {
+    const layout = layoutTable(KEY_COLUMNS, keys, {width: 80})
+    expect(layout.header).to.deep.equal(['ID', 'STATE', 'SCOPES', 'NAME'])
+    expect(layout.cells.map((cells) => cells[2])).to.deep.equal(['leads:read+write', 'webhooks:manage'])
+    expect(layout.notes).to.deep.equal(['SCOPES: public_api: left out (common to all); a+b: both actions on one resource'])
+    expect(layoutTable(KEY_COLUMNS, keys).notes, 'with no width, nothing is shortened').to.deep.equal([])
+  })
+
+  it('finds the start every value shares up to a boundary, leaving each value something', function () {
+    expect(commonStart(['public_api:leads', 'public_api:webhooks'], ':')).to.equal('public_api:')
+    expect(commonStart(['public_api:leads', 'public_api:leads'], ':')).to.equal('public_api:')
+    expect(commonStart(['a/b/c', 'a/b/'], '/')).to.equal('a/')
+    expect(commonStart(['x:1', 'y:1'], ':')).to.equal('')
+    expect(commonStart([], ':')).to.equal('')
   })
 
   it('shows every column whole at 160 columns when they fit, and every value with no width at all', function () {
@@ -75,7 +94,7 @@ describe('tables', function () {
     expect(layout.header).to.deep.equal(['STATE', 'ID', 'LAST USED'])
     expect(() => layoutTable(KEY_COLUMNS, keys, {columns: ['colour']})).to.throw(
       ValidationError,
-      /unknown column "colour"; columns: id, name, customer, scopes, created, last-used, expires, state/,
+      /unknown column "colour"; columns: id, state, scopes, name, customer, internal, old-token-until, expires, last-used, created/,
     )
   })
 
@@ -84,13 +103,15 @@ describe('tables', function () {
     expect(lines).to.have.length(2)
     expect(lines[0]!.split('\t')).to.deep.equal([
       keys[0]!.id,
+      'active',
+      'public_api:leads:read,public_api:leads:write',
       keys[0]!.name,
       keys[0]!.customer_id,
-      'public_api:leads:read,public_api:leads:write',
-      '2026-11-23T18:45:53.120Z',
-      'never',
+      'no',
+      '-',
       '2027-02-21T18:45:53.120Z',
-      'active',
+      'never',
+      '2026-11-23T18:45:53.120Z',
     ])
     expect(formatTsv(KEY_COLUMNS, keys, ['id', 'state'])).to.equal(`${keys[0]!.id}\tactive\n${keys[1]!.id}\trevoked`)
   })

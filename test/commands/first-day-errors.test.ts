@@ -1,0 +1,111 @@
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+
+import {expect} from 'chai'
+import mysql from 'mysql2/promise'
+
+import {describeInMysqlRun} from '../helpers/backends.js'
+import {runCli, runCliProcess} from '../helpers/cli.js'
+
+const MASTER_KEY = 'ab'.repeat(32)
+
+/** The errors a new operator meets first: each one line saying what happened and what to do. */
+describe('first-day errors', function () {
+  let dir: string
+
+  before(function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-first-day-'))
+  })
+  after(function () {
+    fs.rmSync(dir, {recursive: true, force: true})
+  })
+
+  it('a port in use names the port and how to choose another, and the daemon exits', async function () {
+    const holder = net.createServer()
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+    const port = (holder.address() as net.AddressInfo).port
+    try {
+      const result = await runCliProcess(['daemon'], {
+        LEADS_PORT: String(port),
+        LEADS_DATABASE_URL: `sqlite://${path.join(dir, 'port.db')}`,
+        LEADS_MASTER_KEY: MASTER_KEY,
+        LEADS_LOG_LEVEL: 'silent',
+      })
+      expect(result.code).to.equal(1)
+      expect(result.stderr).to.equal(
+        `Error: LEADS_PORT ${port} on 127.0.0.1 is in use by another program (a leads daemon already running?) (hint: stop it, or choose another port: LEADS_PORT=${port + 1} npm start (or leads daemon))\n`,
+      )
+    } finally {
+      holder.close()
+    }
+  })
+
+  it('a MySQL server that does not answer is named by host and port', async function () {
+    const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: 'mysql://root@127.0.0.1:1/leads', LEADS_MASTER_KEY: MASTER_KEY})
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.equal(
+      'Error: LEADS_DATABASE_URL cannot be reached: nothing listens on 127.0.0.1:1 (hint: start MariaDB or MySQL there, or fix the host and port in the URL)\n',
+    )
+  })
+
+  it('an NDJSON file read as CSV, or a CSV read as NDJSON, says which it is and how to pass --format', async function () {
+    const ndjson = path.join(dir, 'leads.csv')
+    fs.writeFileSync(ndjson, '{"contact_name":"Ada","contact_email":"ada@example.org"}\n')
+    const asCsv = await runCli(['push', ndjson, '--dry-run'], {})
+    expect(asCsv.code).to.equal(1)
+    expect(asCsv.stderr).to.equal(
+      `Error: ${ndjson} holds JSON (NDJSON: one lead object per line), not CSV (hint: pass --format ndjson, or name the file .ndjson)\n`,
+    )
+    expect((await runCli(['push', ndjson, '--dry-run', '--format', 'ndjson'], {})).code).to.equal(0)
+
+    const csv = path.join(dir, 'leads.ndjson')
+    fs.writeFileSync(csv, 'contact_name,contact_email\nAda,ada@example.org\n')
+    const asNdjson = await runCli(['push', csv, '--dry-run'], {})
+    expect(asNdjson.code).to.equal(1)
+    expect(asNdjson.stderr).to.equal(
+      `Error: ${csv} does not hold NDJSON (one JSON object per line); it looks like CSV (hint: pass --format csv, or name the file .csv)\n`,
+    )
+  })
+
+  describeInMysqlRun('on MySQL', function () {
+    const serverUrl = process.env['LEADS_TEST_MYSQL_URL']!
+    const name = `${new URL(serverUrl).pathname.slice(1)}_unmigrated_${process.pid}`
+    const urlOf = (database: string) => Object.assign(new URL(serverUrl), {pathname: `/${database}`}).toString()
+    let admin: mysql.Connection
+
+    before(async function () {
+      admin = await mysql.createConnection({uri: serverUrl})
+      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`)
+    })
+    after(async function () {
+      await admin.query(`DROP DATABASE IF EXISTS \`${name}\``)
+      await admin.end()
+    })
+
+    it('an unmigrated database tells operator commands to run leads migrate, and the daemon too', async function () {
+      const env = {LEADS_DATABASE_URL: urlOf(name), LEADS_MASTER_KEY: MASTER_KEY, LEADS_LOG_LEVEL: 'silent'}
+      const listed = await runCli(['customers', 'list'], env)
+      expect(listed.code).to.equal(1)
+      expect(listed.stderr).to.equal(
+        'Error: the database has no table customers: it is not migrated (hint: run `leads migrate` with the same LEADS_DATABASE_URL)\n',
+      )
+      const daemon = await runCliProcess(['daemon'], {...env, LEADS_PORT: '0'})
+      expect(daemon.code).to.equal(1)
+      expect(daemon.stderr).to.match(
+        /^Error: LEADS_DATABASE_URL has \d+ pending migration\(s\), so the daemon does not start \(hint: run `leads migrate` with the same LEADS_DATABASE_URL, then start the daemon again\)\n$/,
+      )
+    })
+
+    it('a database that does not exist is named, with how to create it', async function () {
+      const missing = `${name}_missing`
+      const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})
+      expect(result.code).to.equal(1)
+      const server = new URL(serverUrl)
+      expect(result.stderr).to.equal(
+        `Error: LEADS_DATABASE_URL names database "${missing}", which does not exist on ${server.hostname}:${server.port || '3306'} (hint: create it (mysql -h ${server.hostname} -P ${server.port || '3306'} -u ${server.username || 'root'} -p -e 'CREATE DATABASE \`${missing}\`'), then run \`leads migrate\`)\n`,
+      )
+    })
+  })
+})
