@@ -4,6 +4,7 @@ import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
 import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
+import {databaseFailureReason} from './db/errors.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
@@ -193,7 +194,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       const reasons: string[] = []
       const database = await pingDatabase(db).then(
         () => true,
-        (error: Error) => (reasons.push(`database unreachable: ${(error as {code?: string}).code ?? 'no answer'}`), false),
+        (error: unknown) => (reasons.push(databaseFailureReason(error)), false),
       )
       const redisUp = redis
         ? await redis.ping().then(
