@@ -3,7 +3,7 @@ import os from 'node:os'
 import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
-import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
+import {createDb, type Db, pingDatabase, probeDatabase, readPacketLimit} from './db/knex.js'
 import {databaseFailureReason} from './db/errors.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
@@ -192,7 +192,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       ),
     async readiness() {
       const reasons: string[] = []
-      const database = await pingDatabase(db).then(
+      const database = await probeDatabase(db).then(
         () => true,
         (error: unknown) => (reasons.push(databaseFailureReason(error)), false),
       )

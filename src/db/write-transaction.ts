@@ -80,7 +80,8 @@ const COMMIT: Statement = {sql: 'COMMIT', bindings: []}
 const ROLLBACK: Statement = {sql: 'ROLLBACK', bindings: []}
 
 async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>, {committing}: WriteOptions): Promise<T> {
-  const connection = (await db.client.acquireConnection()) as unknown
+  // Nothing is sent yet: a connection that breaks while it opens fails the attempt as undone.
+  const connection = (await db.client.acquireConnection().catch((error: unknown) => Promise.reject(lostAt(error, false)))) as unknown
   let begun = false
   let commitSent = false
   const send = async (statements: readonly Statement[], commit = false): Promise<StatementResult[]> => {
