@@ -5,6 +5,7 @@ import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
 import {createDb, type Db, pingDatabase, probeDatabase, readPacketLimit} from './db/knex.js'
 import {databaseFailureReason} from './db/errors.js'
+import {galeraMembership, type GaleraMembership} from './db/galera.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
 import {DeliveriesService} from './deliveries/deliveries-service.js'
@@ -61,6 +62,8 @@ export interface Services {
   createWorker(options?: WorkerOptions): DeliveryWorker
   /** Which backing stores answer right now (null: not configured). */
   readiness(): Promise<Readiness>
+  /** The Galera cluster the database is a node of, or null for a server alone or SQLite. */
+  galera(): Promise<GaleraMembership | null>
   close(): Promise<void>
 }
 
@@ -190,6 +193,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         },
         {clock, ...workerOptions},
       ),
+    galera: () => galeraMembership(db),
     async readiness() {
       const reasons: string[] = []
       const database = await probeDatabase(db).then(

@@ -71,6 +71,13 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
   })
 
   after(async function () {
+    // A daemon that died on its own is reported with the end of its log, before the directory goes.
+    for (const [index, daemon] of daemons.entries()) {
+      if (daemon.child.exitCode === null && daemon.child.signalCode === null) continue
+      const log = path.join(dir, index < apis.length ? `api${index}.log` : 'worker.log')
+      const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').slice(-20).join('\n') : '(no log)'
+      console.log(`      daemon ${index} exited (${daemon.child.exitCode ?? daemon.child.signalCode}); its log ends:\n${tail}`)
+    }
     await Promise.all(daemons.map((daemon) => daemon.stop().catch(() => undefined)))
     await receiver?.stop()
     await services?.close().catch(() => undefined)
@@ -124,6 +131,17 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
   }
 
   let report = ''
+
+  it('warns at start that every daemon must write to one node, naming the node it reaches', async function () {
+    const lines = fs
+      .readFileSync(path.join(dir, 'api0.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('Galera cluster'))
+      .map((line) => JSON.parse(line) as {nodes: number; node: string; msg: string})
+    expect(lines).to.have.length(1)
+    expect(lines[0]).to.include({nodes: 3, node: 'node1'})
+    expect(lines[0]!.msg).to.match(/^the database is a Galera cluster of 3 nodes: every daemon must write to one node at a time/)
+  })
 
   it('loses no lead, event or change when the writer node is killed under load, and answers no request 500', async function () {
     const people = new Map<number, string>()
