@@ -82,9 +82,15 @@ export class GaleraCluster {
         stdio: 'pipe',
       },
     )
-    await cluster.startNode(0, {bootstrap: true})
-    for (let index = 1; index < size; index++) await cluster.startNode(index)
-    await cluster.startBalancer()
+    try {
+      await cluster.startNode(0, {bootstrap: true})
+      for (let index = 1; index < size; index++) await cluster.startNode(index)
+      await cluster.startBalancer()
+    } catch (error) {
+      // Whatever started is stopped: the caller has no cluster to stop.
+      await cluster.stop()
+      throw error
+    }
     return cluster
   }
 
