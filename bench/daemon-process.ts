@@ -4,6 +4,7 @@
  * daemon runs under Node's CPU profiler and writes a .cpuprofile there when it stops.
  */
 import {type ChildProcess, spawn} from 'node:child_process'
+import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -48,13 +49,15 @@ export async function spawnDaemon(
   role: 'all' | 'api' | 'worker' = 'all',
   port?: number,
   root: string = ROOT,
+  /** A file the daemon's standard output (its log) goes to; discarded when absent. */
+  logFile?: string,
 ): Promise<DaemonProcess> {
   port ??= await freePort()
   const profileDir = process.env['LEADS_BENCH_PROFILE']
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
   const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin/run.js'), 'daemon', '--role', role], {
     env: {...process.env, LEADS_LOG_LEVEL: 'silent', ...env, LEADS_HOST: '127.0.0.1', LEADS_PORT: String(port)},
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', logFile ? fs.openSync(logFile, 'a') : 'ignore', 'inherit'],
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const url = `http://127.0.0.1:${port}`

@@ -52,6 +52,14 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       'LEADS_WEBHOOK_ALLOW_HOSTS is set: these hosts bypass the private-address block; use only for development and tests',
     )
   }
+  const galera = await services.galera()
+  if (galera) {
+    // Which node each daemon writes to is in each one's log; they must all name the same node.
+    logger.warn(
+      galera,
+      `the database is a Galera cluster of ${galera.nodes} nodes: every daemon must write to one node at a time (a balancer with one active node and the others backup); writing to several nodes at once is not supported (docs/operations.md, "Running on a Galera cluster")`,
+    )
+  }
 
   const every = everyFactory(logger)
   // A worker-only daemon still answers probes and metrics on LEADS_PORT, for its orchestrator. The

@@ -3,7 +3,9 @@ import os from 'node:os'
 import type {Config} from './config/config.js'
 import {resolveMasterKey} from './config/master-key.js'
 import {CustomersService} from './customers/customers-service.js'
-import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
+import {createDb, type Db, pingDatabase, probeDatabase, readPacketLimit} from './db/knex.js'
+import {databaseFailureReason} from './db/errors.js'
+import {galeraMembership, type GaleraMembership} from './db/galera.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {unreachableDatabaseError} from './db/database-errors.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
@@ -61,6 +63,8 @@ export interface Services {
   createWorker(options?: WorkerOptions): DeliveryWorker
   /** Which backing stores answer right now (null: not configured). */
   readiness(): Promise<Readiness>
+  /** The Galera cluster the database is a node of, or null for a server alone or SQLite. */
+  galera(): Promise<GaleraMembership | null>
   close(): Promise<void>
 }
 
@@ -191,11 +195,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
         },
         {clock, ...workerOptions},
       ),
+    galera: () => galeraMembership(db),
     async readiness() {
       const reasons: string[] = []
-      const database = await pingDatabase(db).then(
+      const database = await probeDatabase(db).then(
         () => true,
-        (error: Error) => (reasons.push(`database unreachable: ${(error as {code?: string}).code ?? 'no answer'}`), false),
+        (error: unknown) => (reasons.push(databaseFailureReason(error)), false),
       )
       const redisUp = redis
         ? await redis.ping().then(

@@ -1,6 +1,7 @@
 import type {Next} from 'koa'
 
-import {AppError, type ErrorType, ValidationError} from '../../src/shared/errors.js'
+import {DatabaseUnavailable, isDatabaseUnavailable} from '../../src/db/errors.js'
+import {AppError, type ErrorType, UnavailableError, ValidationError} from '../../src/shared/errors.js'
 import type {AppContext} from '../context.js'
 
 interface Envelope {
@@ -19,18 +20,27 @@ const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
 /**
  * The one place that writes an error response: every failure below becomes the envelope
  * `{error: {type, code, message}}`. Unexpected errors are logged in full and answered with a
- * generic 500 that holds no stack or SQL.
+ * generic 500 that holds no stack or SQL. A database that cannot serve (unreachable, a lost
+ * connection, a Galera node without quorum) is a 503 with Retry-After.
  */
 export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next()
     // No route matched: a 404 without a body.
     if (ctx.body === undefined && ctx.status >= 400) throw Object.assign(new Error('no route'), {status: ctx.status})
-  } catch (error) {
+  } catch (thrown) {
+    // A database that cannot serve now is the client's cue to retry, never an unexpected failure.
+    const error = thrown instanceof AppError || !isDatabaseUnavailable(thrown) ? thrown : unavailable(thrown, ctx)
+    if (error instanceof UnavailableError) ctx.set('Retry-After', String(error.retryAfterSeconds))
     const envelope = toEnvelope(error, ctx)
     ctx.status = envelope.error.code
     ctx.body = envelope
   }
+}
+
+function unavailable(error: unknown, ctx: AppContext): DatabaseUnavailable {
+  ctx.state.log.warn({err: error}, 'database unavailable')
+  return new DatabaseUnavailable()
 }
 
 /** The envelope of an error the core threw on purpose. */

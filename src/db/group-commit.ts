@@ -1,3 +1,5 @@
+import {WriteOutcomeUnknown} from './errors.js'
+
 /** One item's result from a group: its value, or the error that refused it alone. */
 export type Settled<O> = {value: O} | {error: unknown}
 
@@ -24,7 +26,8 @@ interface GroupCommitOptions {
  *
  * `write` settles each item of a group on its own, or throws when the group as a whole failed
  * (a statement refused, a lost connection). A failed group of several is written again item by
- * item, so one item's conflict never fails the others; a failed item alone gets the error.
+ * item, so one item's conflict never fails the others; a failed item alone gets the error, and
+ * so does every item of a group whose outcome is unknown (WriteOutcomeUnknown).
  * `write` may call `release` before it ends, when what is left of it does not keep the next
  * group from being written (a COMMIT waiting on the disk): the group stops counting against
  * maxInFlight then, and its items are still settled when it ends.
@@ -82,7 +85,9 @@ export class GroupCommitter<I, O> {
     try {
       return await this.write(items, release)
     } catch (error) {
-      if (items.length === 1) return [{error}]
+      // A group whose COMMIT was lost may have been stored: written again item by item, a create
+      // without its Idempotency-Key would be stored twice. Each item's client decides, with its key.
+      if (items.length === 1 || error instanceof WriteOutcomeUnknown) return items.map(() => ({error}))
       return Promise.all(items.map(async (item) => (await this.writeGroup([item], release))[0]!))
     }
   }

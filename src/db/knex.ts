@@ -101,6 +101,14 @@ export async function pingDatabase(db: Db): Promise<void> {
 }
 
 /**
+ * Reads one row of a table, which a database that answers `select 1` may still refuse: a Galera
+ * node outside the primary component serves no table (ER_UNKNOWN_COM_ERROR). For /readyz.
+ */
+export async function probeDatabase(db: Db): Promise<void> {
+  await db('knex_migrations').select(db.raw('1')).limit(1)
+}
+
+/**
  * Rows per multi-row INSERT: knex writes one on SQLite as a compound SELECT, which SQLite caps at
  * 500 terms; MySQL takes a whole bulk request's rows in one statement (fewer round trips), up to
  * statementBudget.

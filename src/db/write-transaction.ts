@@ -1,6 +1,6 @@
 import {batchBudget, isMysql, type Db} from './knex.js'
 import {noteStatement} from './statement-observer.js'
-import {retryingDeadlocks} from './transaction.js'
+import {lostAt, retryingUndone} from './transaction.js'
 import {driverResult, runEach, type Statement, statementBytes, type StatementResult} from './statements.js'
 
 /** A write transaction whose statements are sent in batches. */
@@ -45,8 +45,10 @@ interface WriteOptions {
 }
 
 /**
- * Runs `work` in a write transaction (READ COMMITTED on MySQL, see createDb), and again if InnoDB
- * picks it as a deadlock victim, so `work` must have no side effects outside the transaction.
+ * Runs `work` in a write transaction (READ COMMITTED on MySQL, see createDb), and again when it
+ * was undone: InnoDB picked it as a deadlock victim, or its connection broke before the COMMIT
+ * went out (retryingUndone), so `work` must have no side effects outside the transaction. A
+ * connection that broke once the COMMIT was sent fails it with WriteOutcomeUnknown.
  *
  * On MySQL the transaction costs no round trips of its own: START TRANSACTION goes out with the
  * first batch and COMMIT with the statements of `commitWith`, so a write is two round trips
@@ -56,7 +58,7 @@ interface WriteOptions {
  * (in-process, no round trips) the statements run one by one in an ordinary transaction.
  */
 export async function inWriteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>, options: WriteOptions = {}): Promise<T> {
-  return retryingDeadlocks(() => (isMysql(db) ? mysqlTransaction(db, work, options) : sqliteTransaction(db, work)))
+  return retryingUndone(() => (isMysql(db) ? mysqlTransaction(db, work, options) : sqliteTransaction(db, work)))
 }
 
 async function sqliteTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>): Promise<T> {
@@ -86,11 +88,14 @@ const COMMIT: Statement = {sql: 'COMMIT', bindings: []}
 const ROLLBACK: Statement = {sql: 'ROLLBACK', bindings: []}
 
 async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Promise<WriteOutcome<T>>, {committing}: WriteOptions): Promise<T> {
-  const connection = (await db.client.acquireConnection()) as unknown
+  // Nothing is sent yet: a connection that breaks while it opens fails the attempt as undone.
+  const connection = (await db.client.acquireConnection().catch((error: unknown) => Promise.reject(lostAt(error, false)))) as unknown
   let begun = false
+  let commitSent = false
   const send = async (statements: readonly Statement[], commit = false): Promise<StatementResult[]> => {
     const opening = begun ? [] : [BEGIN]
     begun = true
+    commitSent ||= commit
     const results = await sendBatch(db, [...opening, ...statements, ...(commit ? [COMMIT] : [])], connection, commit ? committing : undefined)
     return results.slice(opening.length, opening.length + statements.length)
   }
@@ -133,7 +138,7 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
   } catch (error) {
     // A broken connection fails the rollback too; the pool then discards it (knex validates on acquire).
     if (begun) await sendBatch(db, [ROLLBACK], connection).catch(() => undefined)
-    throw error
+    throw lostAt(error, commitSent)
   } finally {
     await db.client.releaseConnection(connection)
   }

@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import type {Db} from '../db/knex.js'
-import {retryingDeadlocks} from '../db/transaction.js'
+import {retryingUndone} from '../db/transaction.js'
 import {compile, type Read, type Statement, StatementBatch} from '../db/statements.js'
 import {sendBatch} from '../db/write-transaction.js'
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
@@ -49,7 +49,7 @@ export class DeliveryLeasesStore {
     const webhooks = batch.read(related.webhooks.withSecretsRead(claimed.clone().select('webhook_id')))
     const events = batch.read(related.events.manyRead(claimed.clone().select('event_id')))
     // The claim commits on its own; a deadlock victim claimed nothing and simply claims again.
-    await retryingDeadlocks(() => batch.send({send: (statements) => sendBatch(this.db, statements)}))
+    await retryingUndone(() => batch.send({send: (statements) => sendBatch(this.db, statements)}))
     return {deliveries: rows(), webhooks: webhooks(), events: events()}
   }
 
@@ -123,7 +123,7 @@ export class DeliveryLeasesStore {
    */
   async release(ids: readonly string[], workerId: string, now: number, dueAt: number | null): Promise<void> {
     for (let i = 0; i < ids.length; i += RELEASE_BATCH) {
-      await retryingDeadlocks(() =>
+      await retryingUndone(() =>
         this.db('deliveries')
           .whereIn('id', ids.slice(i, i + RELEASE_BATCH))
           .andWhere({claimed_by: workerId, status: 'delivering'})

@@ -47,28 +47,31 @@ const ERROR_TEXT: Record<number, string> = {
   415: 'Body is not application/json.',
   429: 'Rate limit exceeded; wait Retry-After seconds.',
   500: 'Unexpected failure; quote X-Request-Id to the operator.',
+  503: 'The database is unavailable (unreachable, a lost connection, a cluster node without quorum); wait Retry-After seconds and retry. A write answered 503 may have been stored only when its connection broke at the commit: retry it with the same Idempotency-Key, which replays it if so.',
   501: 'A method HTTP does not have (refused by the HTTP parser); the connection is closed.',
 }
 
+const RETRY_AFTER = {description: 'Seconds to wait before retrying.', required: true, schema: {type: 'integer', minimum: 0}}
+
 function headersOf(status: number, write: boolean): Json {
   if (status === 500) return {...rateHeaders(false), ...REQUEST_ID}
+  if (status === 503) return {...rateHeaders(false), ...REQUEST_ID, 'Retry-After': RETRY_AFTER}
   if (status === 501) return rateHeaders(false)
-  if (status === 429) {
-    return {...RATE_HEADERS, 'Retry-After': {description: 'Seconds to wait before retrying.', required: true, schema: {type: 'integer', minimum: 0}}}
-  }
+  if (status === 429) return {...RATE_HEADERS, 'Retry-After': RETRY_AFTER}
   if (status === 405)
     return {...RATE_HEADERS, Allow: {description: 'The methods the path serves, e.g. `HEAD, GET, POST`.', required: true, schema: {type: 'string'}}}
   return status === 400 && write ? WRITE_HEADERS : RATE_HEADERS
 }
 
 /**
- * The error responses of an operation, and 405 and 501, which every path answers. `texts`
+ * The error responses of an operation, and 405 and 501, which every path answers; 503 wherever a
+ * 500 can come (both come from the database when it fails). `texts`
  * replaces the usual description of a status where it means something else here; `write` marks
  * a write under an Idempotency-Key, whose 400s are stored and replayed.
  */
 export function errors(statuses: number[], texts: Record<number, string> = {}, write = false): Json {
   return Object.fromEntries(
-    [...statuses, 405, 501]
+    [...statuses, ...(statuses.includes(500) ? [503] : []), 405, 501]
       .sort((a, b) => a - b)
       .map((status) => [String(status), {description: texts[status] ?? ERROR_TEXT[status], headers: headersOf(status, write), content: json(ref('Error'))}]),
   )

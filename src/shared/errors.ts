@@ -70,3 +70,14 @@ export class RateLimitError extends AppError {
     super('rate_limit_error', 429, 'Rate limit exceeded. Retry later, after the number of seconds in Retry-After.')
   }
 }
+
+/** 503: the service cannot serve this request now (its database is unreachable or refuses); Retry-After says when to try again. */
+export class UnavailableError extends AppError {
+  constructor(
+    message: string,
+    /** Seconds the client should wait before retrying, sent as Retry-After. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super('api_error', 503, message, 'retry in a few seconds; the database behind the service is unavailable')
+  }
+}

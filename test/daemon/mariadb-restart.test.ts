@@ -64,8 +64,14 @@ describeInMysqlRun('MariaDB restarted during a stream of creates @fault', functi
           body: JSON.stringify({contact_name: `Stream ${i}`, contact_email: `stream${i}@example.org`}),
         })
         .then(
-          (response) => ({i, status: response.status, leadId: response.body?.lead?.id as string | undefined, body: response.body}),
-          () => ({i, status: 0, leadId: undefined, body: null}),
+          (response) => ({
+            i,
+            status: response.status,
+            leadId: response.body?.lead?.id as string | undefined,
+            body: response.body,
+            retryAfter: response.headers.get('retry-after'),
+          }),
+          () => ({i, status: 0, leadId: undefined, body: null, retryAfter: null}),
         )
 
     // Eight clients send creates one after another; the database crashes a second in and comes back 2 s later.
@@ -89,9 +95,12 @@ describeInMysqlRun('MariaDB restarted during a stream of creates @fault', functi
     const refused = outcomes.filter((outcome) => outcome.status !== 201)
     expect(created.length, 'creates before the crash').to.be.above(8)
     expect(refused.length, 'creates refused while the database was down').to.be.above(0)
-    // A refusal is an honest 5xx with the envelope (or a dropped connection), never a 2xx that was not stored.
+    // A refusal is a 503 with the envelope and Retry-After (or a dropped connection): never a 500, never a 2xx that was not stored.
     for (const outcome of refused) {
-      if (outcome.status !== 0) expect(outcome.body?.error?.code, JSON.stringify(outcome.body)).to.equal(outcome.status)
+      if (outcome.status === 0) continue
+      expect(outcome.status, JSON.stringify(outcome.body)).to.equal(503)
+      expect(outcome.body?.error).to.include({type: 'api_error', code: 503})
+      expect(outcome.retryAfter).to.equal('2')
     }
     // The daemon serves again once the database is back.
     const after = await create(next++)

@@ -35,6 +35,8 @@ const UNREACHABLE: Record<string, string> = {
   '500': 'an unexpected failure',
   // A store that does not answer would fail every other request here; openapi.test.ts checks it on a daemon of its own.
   'ready 503': 'a backing store down',
+  // The database unavailable; openapi.test.ts provokes it with connections refused under the daemon.
+  '503': 'the database unavailable',
 }
 
 /**

@@ -19,6 +19,7 @@ describe('OpenAPI document', function () {
   const backend = backends()[0]!
   let daemon: TestDaemon
   let broken: TestDaemon
+  let unavailable: TestDaemon
   let document: Json
   let tenant: TestTenant
   let webhookId: string
@@ -29,6 +30,10 @@ describe('OpenAPI document', function () {
     daemon = await startTestDaemon(backend, {limitsCacheTtlMs: 0, lookup})
     broken = await startTestDaemon(backend)
     await broken.db.destroy()
+    // A database that refuses connections (a server down, a cluster node without quorum): every connection the daemon asks for is refused.
+    unavailable = await startTestDaemon(backend)
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), {code: 'ECONNREFUSED'})
+    Object.assign(unavailable.db.client, {acquireConnection: () => Promise.reject(refused)})
     document = (await daemon.request('/openapi.json')).body
     tenant = await newTenant(daemon.services, undefined, {roomy: true})
     webhookId = (await daemon.services.webhooks.create(tenant.customer.id, {url: 'https://hooks.example.com/doc', event_types: ['lead.created']})).webhook.id
@@ -36,6 +41,7 @@ describe('OpenAPI document', function () {
   after(async function () {
     await daemon.stop()
     await broken.stop().catch(() => undefined)
+    await unavailable.stop().catch(() => undefined)
   })
 
   it('is served at /openapi.json without credentials and passes redocly lint', async function () {
@@ -125,6 +131,7 @@ describe('OpenAPI document', function () {
       'GET /api/agents/crm/leads 403': async () => send(daemon, 'GET', LIST, undefined, {}, as(tenant, await scopeless('public_api:leads:read'))),
       'GET /api/agents/crm/leads 429': () => twice('GET', LIST, undefined, false),
       'GET /api/agents/crm/leads 500': () => send(broken, 'GET', LIST),
+      'GET /api/agents/crm/leads 503': () => send(unavailable, 'GET', LIST),
       'POST /api/agents/crm/leads 201': () => send(daemon, 'POST', LIST, {contact_name: 'Doc', custom_fields: {lead_line: 'buyer'}}),
       'POST /api/agents/crm/leads 400': () => send(daemon, 'POST', LIST, {}),
       'POST /api/agents/crm/leads 401': () => daemon.request(LIST, {method: 'POST'}),
@@ -137,6 +144,7 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/leads 415': () => send(daemon, 'POST', LIST, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/leads 429': () => twice('POST', LIST, {contact_name: 'limited'}, false),
       'POST /api/agents/crm/leads 500': () => send(broken, 'POST', LIST, {contact_name: 'x'}),
+      'POST /api/agents/crm/leads 503': () => send(unavailable, 'POST', LIST, {contact_name: 'x'}),
       'POST /api/agents/crm/leads/bulk 200': () =>
         send(daemon, 'POST', BULK, {leads: [{contact_name: 'ok'}, {contact_email: 'bad'}, {contact_name: 'f', custom_fields: {zz: 1}}]}),
       'POST /api/agents/crm/leads/bulk 400': () => send(daemon, 'POST', BULK, {leads: []}),
@@ -151,6 +159,7 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/leads/bulk 415': () => send(daemon, 'POST', BULK, 'x', {'content-type': 'text/csv'}),
       'POST /api/agents/crm/leads/bulk 429': () => twice('POST', BULK, {leads: [{contact_name: 'x'}]}, true),
       'POST /api/agents/crm/leads/bulk 500': () => send(broken, 'POST', BULK, {leads: [{contact_name: 'x'}]}),
+      'POST /api/agents/crm/leads/bulk 503': () => send(unavailable, 'POST', BULK, {leads: [{contact_name: 'x'}]}),
       'POST /api/agents/crm/lead-webhooks 201': () => send(daemon, 'POST', HOOKS, {url: 'https://hooks.example.com/new', event_types: ['lead.created']}),
       'POST /api/agents/crm/lead-webhooks 400': () => send(daemon, 'POST', HOOKS, {url: 'http://hooks.example.com/', event_types: ['lead.created']}),
       'POST /api/agents/crm/lead-webhooks 401': () => daemon.request(HOOKS, {method: 'POST'}),
@@ -159,11 +168,13 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/lead-webhooks 415': () => send(daemon, 'POST', HOOKS, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/lead-webhooks 429': () => twice('POST', HOOKS, {url: 'https://hooks.example.com/l', event_types: ['lead.created']}, false),
       'POST /api/agents/crm/lead-webhooks 500': () => send(broken, 'POST', HOOKS, {url: 'https://hooks.example.com/', event_types: ['lead.created']}),
+      'POST /api/agents/crm/lead-webhooks 503': () => send(unavailable, 'POST', HOOKS, {url: 'https://hooks.example.com/', event_types: ['lead.created']}),
       'GET /api/agents/crm/lead-webhooks 200': () => send(daemon, 'GET', HOOKS),
       'GET /api/agents/crm/lead-webhooks 401': () => daemon.request(HOOKS),
       'GET /api/agents/crm/lead-webhooks 403': async () => send(daemon, 'GET', HOOKS, undefined, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
       'GET /api/agents/crm/lead-webhooks 429': () => twice('GET', HOOKS, undefined, false),
       'GET /api/agents/crm/lead-webhooks 500': () => send(broken, 'GET', HOOKS),
+      'GET /api/agents/crm/lead-webhooks 503': () => send(unavailable, 'GET', HOOKS),
       'PATCH /api/agents/crm/lead-webhooks/{id} 200': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {rotate_secret: true, description: 'doc'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 400': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, {timeout_seconds: 0}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 401': () => daemon.request(`${HOOKS}/${webhookId}`, {method: 'PATCH'}),
@@ -180,6 +191,7 @@ describe('OpenAPI document', function () {
       'PATCH /api/agents/crm/lead-webhooks/{id} 415': () => send(daemon, 'PATCH', `${HOOKS}/${webhookId}`, 'x', {'content-type': 'text/plain'}),
       'PATCH /api/agents/crm/lead-webhooks/{id} 429': () => twice('PATCH', `${HOOKS}/wh_000000000000000000000000`, {description: 'x'}, false),
       'PATCH /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'PATCH', `${HOOKS}/${webhookId}`, {description: 'x'}),
+      'PATCH /api/agents/crm/lead-webhooks/{id} 503': () => send(unavailable, 'PATCH', `${HOOKS}/${webhookId}`, {description: 'x'}),
       'DELETE /api/agents/crm/lead-webhooks/{id} 200': async () => send(daemon, 'DELETE', `${HOOKS}/${await freshWebhook()}`),
       'DELETE /api/agents/crm/lead-webhooks/{id} 401': () => daemon.request(`${HOOKS}/${webhookId}`, {method: 'DELETE'}),
       'DELETE /api/agents/crm/lead-webhooks/{id} 403': async () =>
@@ -187,6 +199,7 @@ describe('OpenAPI document', function () {
       'DELETE /api/agents/crm/lead-webhooks/{id} 404': () => send(daemon, 'DELETE', `${HOOKS}/wh_000000000000000000000000`),
       'DELETE /api/agents/crm/lead-webhooks/{id} 429': () => twice('DELETE', `${HOOKS}/wh_000000000000000000000000`, undefined, false),
       'DELETE /api/agents/crm/lead-webhooks/{id} 500': () => send(broken, 'DELETE', `${HOOKS}/${webhookId}`),
+      'DELETE /api/agents/crm/lead-webhooks/{id} 503': () => send(unavailable, 'DELETE', `${HOOKS}/${webhookId}`),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 202': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 400': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, {since: 'yesterday'}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 401': () => daemon.request(`${HOOKS}/${webhookId}/recover`, {method: 'POST'}),
@@ -203,6 +216,7 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/lead-webhooks/{id}/recover 415': () => send(daemon, 'POST', `${HOOKS}/${webhookId}/recover`, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 429': () => twice('POST', `${HOOKS}/wh_000000000000000000000000/recover`, {since: hourAgo()}, false),
       'POST /api/agents/crm/lead-webhooks/{id}/recover 500': () => send(broken, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
+      'POST /api/agents/crm/lead-webhooks/{id}/recover 503': () => send(unavailable, 'POST', `${HOOKS}/${webhookId}/recover`, {since: hourAgo()}),
       'GET /healthz 200': () => daemon.request('/healthz'),
       'GET /healthz 429': () => overBudget('/healthz'),
       'GET /readyz 200': () => daemon.request('/readyz'),
