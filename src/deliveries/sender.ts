@@ -1,6 +1,16 @@
-import {Pool, type Dispatcher} from 'undici'
+import {createRequire} from 'node:module'
+
+import type * as Undici from 'undici'
+import type {Dispatcher, Pool} from 'undici'
 
 import {checkLiteralTarget, guardedLookup, isAllowedHost, SsrfBlockedError, type TargetPolicy} from '../webhooks/ssrf.js'
+
+/**
+ * undici, loaded with the first pool: every process builds a sender, but only a worker sends, and
+ * loading undici is a large share of an operator command's start-up (bench/cli-startup.sh).
+ */
+let undici: typeof Undici | null = null
+const loadUndici = () => (undici ??= createRequire(import.meta.url)('undici') as typeof Undici)
 
 export const RESPONSE_SNIPPET_BYTES = 1024
 
@@ -102,7 +112,7 @@ export class DeliverySender {
     let pool = this.pools.get(key)
     if (!pool) {
       const allowed = isAllowedHost(url, this.policy.allowHosts)
-      pool = new Pool(url.origin, {
+      pool = new (loadUndici().Pool)(url.origin, {
         connections: this.maxSockets,
         connect: {timeout: timeoutMs, lookup: guardedLookup(this.policy, () => allowed)},
         // The attempt's own timer (AttemptHandler) bounds the answer.
