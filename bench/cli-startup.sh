@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start-up of the `leads` CLI: `leads --help` and `leads keys list` on the embedded SQLite default,
 # timed by hyperfine (Debian's package; installed when missing). Prints median and p99 per command
-# beside the bars (--help under 300 ms, keys list under 500 ms, medians) and, as the floor, a bare
+# beside the bars (--help under 300 ms, keys list under 300 ms, medians) and, as the floor, a bare
 # `node -e 0` measured in the same run.
 # Run: npm run build && bash bench/cli-startup.sh [runs]
 set -euo pipefail
@@ -24,7 +24,7 @@ hyperfine --warmup 3 --runs "$runs" --export-json "$work/times.json" -N \
 node --input-type=module -e '
 import fs from "node:fs"
 const {results} = JSON.parse(fs.readFileSync(process.argv[1], "utf8"))
-const bars = {"--help": 300, "keys list": 500}
+const bars = {"--help": 300, "keys list": 300}
 const pct = (times, p) => { const s = [...times].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * p))] * 1000 }
 console.log("command".padEnd(24), "median ms".padStart(10), "p99 ms".padStart(8), "  bar (median)")
 for (const r of results) {
