@@ -4,6 +4,7 @@ import readline from 'node:readline'
 
 import {parse} from 'csv-parse'
 
+import {LEAD_SCHEMA} from '../leads/lead-schemas.js'
 import {ValidationError} from '../shared/errors.js'
 import {CSV_COLUMNS, OTHER_CUSTOM_FIELDS_COLUMN} from './lead-writer.js'
 
@@ -21,19 +22,7 @@ const CUSTOM_COLUMN = /^custom_fields\.([a-z][a-z0-9_]{0,63})(?::(string|number|
 /** The columns of `leads pull --format csv` that the server sets: read past, and reported once. */
 const READ_ONLY_COLUMNS = new Set(CSV_COLUMNS.filter((column) => !CONTACT_COLUMNS.has(column)))
 /** The fields of a pulled lead (NDJSON) that the server sets; current_stage gives stage_slug when that is not given. */
-const READ_ONLY_FIELDS = new Set([
-  'id',
-  'customer_id',
-  'status',
-  'created_at',
-  'updated_at',
-  'score',
-  'qualified',
-  'current_stage',
-  'owner',
-  'last_interaction_at',
-  'interaction_count',
-])
+const READ_ONLY_FIELDS: ReadonlySet<string> = new Set(LEAD_SCHEMA.required.filter((field) => !CONTACT_COLUMNS.has(field)))
 
 /** The format by extension: .csv is CSV; .ndjson, .jsonl and .json lines are NDJSON. */
 export function detectFormat(file: string): LeadFileFormat {
