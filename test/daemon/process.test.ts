@@ -98,7 +98,7 @@ describe('leads daemon process', function () {
         }
       }),
     )
-    expect(await daemon.exited).to.equal(0)
+    expect(await daemon.exited, `the daemon's log:\n${daemon.stdout().slice(-3000)}`).to.equal(0)
     const answered = outcomes.filter((outcome) => outcome.status === 201)
     expect(
       outcomes.every((outcome) => outcome.status === 201 || outcome.status === 0),
