@@ -1,7 +1,7 @@
 import type {Config} from './config/config.js'
 import {unreachableDatabaseError} from './db/database-errors.js'
 import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
-import {migrateLatest, migrationStatus} from './db/migrate.js'
+import {migrateIfBehind, migrationStatus} from './db/migrate.js'
 import type {RedisConnection} from './db/redis.js'
 import type {Logger} from './log/logger.js'
 import {ConfigError} from './shared/errors.js'
@@ -39,7 +39,7 @@ export async function openBacking(config: Config, options: BackingOptions = {}):
   try {
     await checkDatabase(db, config.database)
     await readPacketLimit(db)
-    if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
+    if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateIfBehind(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
     let redis: RedisConnection | null = null
     if (config.redis && (options.connectRedis ?? true)) {
