@@ -39,11 +39,10 @@ describe('migrateIfBehind (every start on the embedded store)', function () {
   })
 
   it('runs what is pending', async function () {
-    await migrateIfBehind(db)
-    const [last] = await db('knex_migrations').orderBy('id', 'desc').limit(1).pluck('name')
-    await db.migrate.down()
-    expect((await migrationStatus(db)).filter((migration) => !migration.applied).map((migration) => migration.name)).to.deep.equal([last])
-    expect(await migrateIfBehind(db)).to.deep.equal([last])
+    await db.migrate.up()
+    const [first, ...rest] = (await migrationStatus(db)).map((migration) => migration.name)
+    expect(await db('knex_migrations').pluck('name')).to.deep.equal([first])
+    expect(await migrateIfBehind(db)).to.deep.equal(rest)
   })
 
   it('leaves a database that knows a migration this build does not to knex, which refuses it', async function () {
