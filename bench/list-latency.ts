@@ -66,7 +66,7 @@ async function measure(label: string, env: Record<string, string>): Promise<Map<
       leadLine: i % 2 === 0 ? 'buyer' : 'seller',
       customFields: {lead_line: i % 2 === 0 ? 'buyer' : 'seller'},
     }))
-    await createStores(db).leadWrites.insertMany(leads)
+    await (await createStores(db)).leadWrites.insertMany(leads)
 
     const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
     const get = async (query: string) => {

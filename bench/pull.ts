@@ -33,7 +33,7 @@ async function customerWith(count: number): Promise<{customerId: string; token: 
   // Internal: 1,000 pages is more than an hour's default budget.
   const {token} = await daemon.services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:read'], internal: true})
   const base = Date.now() - count * 10
-  const store = createStores(db).leadWrites
+  const store = (await createStores(db)).leadWrites
   for (let start = 0; start < count; start += 5000) {
     const batch: LeadRecord[] = Array.from({length: Math.min(5000, count - start)}, (_, j) => {
       const i = start + j

@@ -96,7 +96,7 @@ const daemon = await startDaemon(config, createLogger('silent'), {autoMigrate: t
 const TIGHT_LIMIT_MS = 300
 const tight = await startDaemon({...config, statementTimeoutMs: TIGHT_LIMIT_MS}, createLogger('silent'), {role: 'api', db})
 const {services} = daemon
-const {leadQueries: store, leadWrites: writes} = createStores(db)
+const {leadQueries: store, leadWrites: writes} = await createStores(db)
 
 /** The customer named `name` with `count` leads: reused with --keep, else created and seeded. */
 async function seeded(name: string, count: number, offset: number): Promise<{id: string; stageIds: string[]}> {

@@ -2,7 +2,8 @@ import fs from 'node:fs'
 
 import {Flags} from '@oclif/core'
 
-import {clientFromSettings, requireClientSettings} from '../src/client/client-settings.js'
+import {clientFromSettings} from '../src/client/api-client.js'
+import {requireClientSettings} from '../src/client/client-settings.js'
 import {LeadWriter, OutputClosedError, PULL_FORMATS, type PullFormat} from '../src/client/lead-writer.js'
 import {pullLeads, type PullStart, type PullSummary} from '../src/client/pull.js'
 import {defaultStateFile} from '../src/client/pull-state.js'

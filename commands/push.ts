@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {clientFromSettings} from '../src/client/client-settings.js'
+import {clientFromSettings} from '../src/client/api-client.js'
 import {detectFormat} from '../src/client/lead-file.js'
 import {type PushReport, pushFile} from '../src/client/push.js'
 import {checkFile, type LocalCheckReport} from '../src/client/push-check.js'

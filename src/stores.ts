@@ -1,18 +1,19 @@
-import {CustomersStore} from './customers/customers-store.js'
+import type {CustomersStore} from './customers/customers-store.js'
 import type {Db} from './db/knex.js'
-import {DeliveriesStore} from './deliveries/deliveries-store.js'
-import {InFlightSlotsStore} from './deliveries/in-flight-slots-store.js'
-import {EventsStore} from './events/events-store.js'
-import {IdempotencyStore} from './idempotency/idempotency-store.js'
-import {KeysStore} from './keys/keys-store.js'
-import {LeadChangeFeed} from './leads/lead-change-feed.js'
-import {LeadCountsStore} from './leads/lead-counts-store.js'
-import {LeadMatchStore} from './leads/lead-match-store.js'
-import {LeadQueryStore} from './leads/lead-query-store.js'
-import {LeadSearchIndex} from './leads/lead-search-store.js'
-import {LeadWriteStatements} from './leads/lead-write-statements.js'
-import {RateLimitStore} from './ratelimit/ratelimit-store.js'
-import {WebhooksStore} from './webhooks/webhooks-store.js'
+import type {DeliveriesStore} from './deliveries/deliveries-store.js'
+import type {InFlightSlotsStore} from './deliveries/in-flight-slots-store.js'
+import type {EventsStore} from './events/events-store.js'
+import type {IdempotencyStore} from './idempotency/idempotency-store.js'
+import type {KeysStore} from './keys/keys-store.js'
+import type {LeadChangeFeed} from './leads/lead-change-feed.js'
+import type {LeadCountsStore} from './leads/lead-counts-store.js'
+import type {LeadMatchStore} from './leads/lead-match-store.js'
+import type {LeadQueryStore} from './leads/lead-query-store.js'
+import type {LeadSearchIndex} from './leads/lead-search-store.js'
+import type {LeadWriteStatements} from './leads/lead-write-statements.js'
+import type {RateLimitStore} from './ratelimit/ratelimit-store.js'
+import {allParts, type GetPart, lazyParts, type PartBuilders} from './shared/parts.js'
+import type {WebhooksStore} from './webhooks/webhooks-store.js'
 
 /** Every store on one database handle, each built once. */
 export interface Stores {
@@ -38,29 +39,47 @@ export interface Stores {
   readonly rateLimits: RateLimitStore
 }
 
+export interface StoreOptions {
+  statementTimeoutMs?: number
+}
+
 /**
- * The one place stores are built: createServices wires services from them, and `leads status`
- * reads through them without starting any service.
+ * The one place stores are built, each with its module loaded when it is first asked for: an
+ * operator command that reads keys loads the keys store alone (storeParts), while createStores
+ * builds them all.
  */
-export function createStores(db: Db, options: {statementTimeoutMs?: number} = {}): Stores {
-  const customers = new CustomersStore(db)
-  const leadCounts = new LeadCountsStore(db, customers)
-  const searchIndex = new LeadSearchIndex(db, customers)
-  const leadQueries = new LeadQueryStore(db, leadCounts, customers, {statementTimeoutMs: options.statementTimeoutMs})
+function storeBuilders(db: Db, options: StoreOptions): PartBuilders<Stores> {
   return {
-    customers,
-    leadQueries,
-    leadChangeFeed: new LeadChangeFeed(db, leadQueries),
-    leadMatches: new LeadMatchStore(db),
-    leadWrites: new LeadWriteStatements(db, leadCounts, searchIndex),
-    leadCounts,
-    searchIndex,
-    events: new EventsStore(db),
-    webhooks: new WebhooksStore(db),
-    deliveries: new DeliveriesStore(db),
-    inFlight: new InFlightSlotsStore(db),
-    idempotency: new IdempotencyStore(db),
-    keys: new KeysStore(db),
-    rateLimits: new RateLimitStore(db),
+    customers: async () => new (await import('./customers/customers-store.js')).CustomersStore(db),
+    leadQueries: async (get) =>
+      new (await import('./leads/lead-query-store.js')).LeadQueryStore(db, await get('leadCounts'), await get('customers'), {
+        statementTimeoutMs: options.statementTimeoutMs,
+      }),
+    leadChangeFeed: async (get) => new (await import('./leads/lead-change-feed.js')).LeadChangeFeed(db, await get('leadQueries')),
+    leadMatches: async () => new (await import('./leads/lead-match-store.js')).LeadMatchStore(db),
+    leadWrites: async (get) =>
+      new (await import('./leads/lead-write-statements.js')).LeadWriteStatements(db, await get('leadCounts'), await get('searchIndex')),
+    leadCounts: async (get) => new (await import('./leads/lead-counts-store.js')).LeadCountsStore(db, await get('customers')),
+    searchIndex: async (get) => new (await import('./leads/lead-search-store.js')).LeadSearchIndex(db, await get('customers')),
+    events: async () => new (await import('./events/events-store.js')).EventsStore(db),
+    webhooks: async () => new (await import('./webhooks/webhooks-store.js')).WebhooksStore(db),
+    deliveries: async () => new (await import('./deliveries/deliveries-store.js')).DeliveriesStore(db),
+    inFlight: async () => new (await import('./deliveries/in-flight-slots-store.js')).InFlightSlotsStore(db),
+    idempotency: async () => new (await import('./idempotency/idempotency-store.js')).IdempotencyStore(db),
+    keys: async () => new (await import('./keys/keys-store.js')).KeysStore(db),
+    rateLimits: async () => new (await import('./ratelimit/ratelimit-store.js')).RateLimitStore(db),
   }
+}
+
+/** The stores on one handle, each built when first asked for. */
+export function storeParts(db: Db, options: StoreOptions = {}): GetPart<Stores> {
+  return lazyParts(storeBuilders(db, options))
+}
+
+/**
+ * Every store on one handle, built through `get` when given (so a store it already built is the
+ * same one): createServices wires services from them, tests and benchmarks read through them.
+ */
+export function createStores(db: Db, options: StoreOptions = {}, get: GetPart<Stores> = storeParts(db, options)): Promise<Stores> {
+  return allParts(storeBuilders(db, options), get)
 }

@@ -5,7 +5,7 @@ import {type ClientSettings, DEFAULT_PROFILE, ProfileStore, resolveClientSetting
 import {loadConfig} from '../../src/config/config.js'
 import {locateOperatorDatabase, requireKeptMasterKey} from '../../src/config/database-location.js'
 import {safeMessage} from '../../src/log/safe-error.js'
-import type {Services} from '../../src/services.js'
+import type {OperatorServices} from '../../src/service-parts.js'
 import type {TableDisplay} from '../../src/ui/render.js'
 import {turnColorOffWhenAsked} from '../../src/ui/colors.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
@@ -29,25 +29,27 @@ export abstract class BaseCommand extends Command {
   }
 
   /**
-   * Runs `work` with services built from the environment, closing them afterwards, on the
-   * database the daemon uses: found, never created (locateOperatorDatabase). Redis is connected
-   * only for commands that read it, so the others work while it is down.
+   * Runs `work` with the services it names, built from the environment and closed afterwards, on
+   * the database the daemon uses: found, never created (locateOperatorDatabase). Only what is
+   * named is built (and its modules loaded), and Redis is connected only for commands that read
+   * it, so the others start fast and work while it is down.
    */
-  protected async withServices<T>(work: (services: Services) => Promise<T>, options: {redis?: boolean} = {}): Promise<T> {
+  protected async withServices<K extends keyof OperatorServices, T>(
+    needs: readonly K[],
+    work: (services: Pick<OperatorServices, K>) => Promise<T>,
+    options: {redis?: boolean} = {},
+  ): Promise<T> {
     const config = locateOperatorDatabase(loadConfig(process.env), process.cwd())
     requireKeptMasterKey(config)
     // Loaded here, not at the top: the stores, drivers and Redis client are most of a command's
     // start-up, and --help, usage errors and the client commands need none of them.
-    const {createServices} = await import('../../src/services.js')
-    const services = await createServices(config, {connectRedis: options.redis ?? false})
+    const {withOperatorServices} = await import('../../src/operator-services.js')
     try {
-      return await work(services)
+      return await withOperatorServices(config, needs, {redis: options.redis ?? false}, work)
     } catch (error) {
       // A database nobody migrated fails on its first statement; say so, not what the driver said.
       const {missingTableError} = await import('../../src/db/database-errors.js')
       throw missingTableError(error) ?? error
-    } finally {
-      await services.close()
     }
   }
 

@@ -13,7 +13,7 @@ export default class CustomersCreate extends BaseCommand {
 
   async run(): Promise<{id: string; name: string; created_at: string}> {
     const {flags} = await this.parse(CustomersCreate)
-    const customer = await this.withServices((services) => services.customers.create({name: flags.name, id: flags.id}))
+    const customer = await this.withServices(['customers'], (services) => services.customers.create({name: flags.name, id: flags.id}))
     this.log(customer.id)
     return {id: customer.id, name: customer.name, created_at: isoTime(customer.createdAt)}
   }

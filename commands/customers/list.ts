@@ -16,7 +16,7 @@ export default class CustomersList extends BaseCommand {
 
   async run(): Promise<{customers: CustomerOutput[]}> {
     const {flags} = await this.parse(CustomersList)
-    const customers = (await this.withServices((services) => services.customers.list())).map((customer) => ({
+    const customers = (await this.withServices(['customers'], (services) => services.customers.list())).map((customer) => ({
       id: customer.id,
       name: customer.name,
       created_at: isoTime(customer.createdAt),

@@ -24,6 +24,7 @@ export default class DeliveriesList extends BaseCommand {
     const {flags} = await this.parse(DeliveriesList)
     // Redis too: it holds which deliveries are on the wire, part of each one's state.
     const deliveries = await this.withServices(
+      ['deliveries'],
       async (services) => {
         const found = await services.deliveries.list({webhookId: flags.webhook, status: flags.status, limit: flags.limit})
         const states = await services.deliveries.states(found)

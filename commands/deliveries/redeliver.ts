@@ -33,6 +33,7 @@ export default class DeliveriesRedeliver extends BaseCommand {
     }
     // With Redis the deliveries go straight to the workers' stream; without, sweepers find them in the database.
     const redelivered = await this.withServices(
+      ['deliveries'],
       (services) => (flags.webhook === undefined ? services.deliveries.redeliver(ids) : services.deliveries.redeliverFailed(flags.webhook, since)),
       {redis: true},
     )

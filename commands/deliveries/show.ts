@@ -19,6 +19,7 @@ export default class DeliveriesShow extends BaseCommand {
     const {args} = await this.parse(DeliveriesShow)
     // Redis too: it holds which deliveries are on the wire, part of the state.
     const delivery = await this.withServices(
+      ['deliveries'],
       async (services) => {
         const {delivery: found, event} = await services.deliveries.detail(args.deliveryId)
         const states = await services.deliveries.states([found])

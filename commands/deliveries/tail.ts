@@ -43,6 +43,7 @@ On a terminal a live view keeps the counters (deliveries queued, succeeded and f
     process.on('SIGTERM', interrupt)
     try {
       await this.withServices(
+        ['deliveries', 'webhooks'],
         async (services) => {
           if (flags.webhook !== undefined) await services.webhooks.getById(flags.webhook)
           const tail = services.deliveries.tail({webhookId: flags.webhook, customerId: flags.customer}, Date.now())

@@ -16,7 +16,9 @@ export default class FieldsAdd extends BaseCommand {
 
   async run(): Promise<FieldOutput> {
     const {flags} = await this.parse(FieldsAdd)
-    const field = await this.withServices((services) => services.customers.addField(flags.customer, {slug: flags.slug, type: flags.type, name: flags.name}))
+    const field = await this.withServices(['customers'], (services) =>
+      services.customers.addField(flags.customer, {slug: flags.slug, type: flags.type, name: flags.name}),
+    )
     this.log(`Added field ${field.slug} (${field.type}).`)
     return fieldOutput(field)
   }

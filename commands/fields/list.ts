@@ -9,7 +9,7 @@ export default class FieldsList extends BaseCommand {
 
   async run(): Promise<{fields: FieldOutput[]}> {
     const {flags} = await this.parse(FieldsList)
-    const fields = (await this.withServices((services) => services.customers.listFields(flags.customer))).map(fieldOutput)
+    const fields = (await this.withServices(['customers'], (services) => services.customers.listFields(flags.customer))).map(fieldOutput)
     if (!this.jsonEnabled()) await renderTable(FIELD_COLUMNS, fields, 'No custom fields.', this.tableDisplay(flags))
     return {fields}
   }

@@ -14,7 +14,7 @@ export default class FieldsRemove extends BaseCommand {
   async run(): Promise<{slug: string; removed: true}> {
     const {flags} = await this.parse(FieldsRemove)
     await this.confirm(`Remove field ${flags.slug} of customer ${flags.customer}? Later pushes report its values as unknown.`, flags.yes)
-    await this.withServices((services) => services.customers.removeField(flags.customer, flags.slug))
+    await this.withServices(['customers'], (services) => services.customers.removeField(flags.customer, flags.slug))
     this.log(`Removed field ${flags.slug}.`)
     return {slug: flags.slug, removed: true}
   }

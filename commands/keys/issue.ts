@@ -23,7 +23,7 @@ export default class KeysIssue extends BaseCommand {
   async run(): Promise<KeyOutput & {token: string}> {
     const {flags} = await this.parse(KeysIssue)
     const expiresInMs = flags['expires-in'] === undefined ? undefined : parseDuration(flags['expires-in'], 'expires-in')
-    const {key, token} = await this.withServices((services) =>
+    const {key, token} = await this.withServices(['keys'], (services) =>
       services.keys.issue({customerId: flags.customer, scopes: flags.scope, name: flags.name, expiresInMs, internal: flags.internal}),
     )
     const output = keyOutput(key)

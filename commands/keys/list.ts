@@ -17,7 +17,7 @@ export default class KeysList extends BaseCommand {
 
   async run(): Promise<{keys: KeyOutput[]}> {
     const {flags} = await this.parse(KeysList)
-    const keys = (await this.withServices((services) => services.keys.list(flags.customer))).map((key) => keyOutput(key))
+    const keys = (await this.withServices(['keys'], (services) => services.keys.list(flags.customer))).map((key) => keyOutput(key))
     if (!this.jsonEnabled()) await renderTable(keyColumns({oneCustomer: flags.customer !== undefined}), keys, 'No keys.', this.tableDisplay(flags))
     return {keys}
   }

@@ -17,7 +17,7 @@ export default class KeysRevoke extends BaseCommand {
   async run(): Promise<KeyOutput> {
     const {args, flags} = await this.parse(KeysRevoke)
     await this.confirm(`Revoke key ${args.keyId}? Every daemon refuses it within 5 s, and it cannot be undone.`, flags.yes)
-    const key = keyOutput(await this.withServices((services) => services.keys.revoke(args.keyId)))
+    const key = keyOutput(await this.withServices(['keys'], (services) => services.keys.revoke(args.keyId)))
     this.log(`Revoked key ${key.id}. Daemons refuse it within 5 s.`)
     return key
   }

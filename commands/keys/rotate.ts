@@ -28,7 +28,7 @@ export default class KeysRotate extends BaseCommand {
         'add --yes to confirm, or --grace 1h to keep the old token working meanwhile',
       )
     }
-    const rotated = await this.withServices((services) => services.keys.rotate(args.keyId, graceMs))
+    const rotated = await this.withServices(['keys'], (services) => services.keys.rotate(args.keyId, graceMs))
     const output = {
       ...keyOutput(rotated.key),
       token: rotated.token,

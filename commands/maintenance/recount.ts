@@ -17,7 +17,7 @@ export default class MaintenanceRecount extends BaseCommand {
 
   async run(): Promise<{customers: number}> {
     const {flags} = await this.parse(MaintenanceRecount)
-    const customers = await this.withServices(async (services) => {
+    const customers = await this.withServices(['customers', 'leadCounts'], async (services) => {
       if (flags.customer !== undefined) await services.customers.get(flags.customer)
       return services.leadCounts.recount(flags.customer)
     })

@@ -17,7 +17,7 @@ export default class MaintenanceReindex extends BaseCommand {
 
   async run(): Promise<{leads: number}> {
     const {flags} = await this.parse(MaintenanceReindex)
-    const leads = await this.withServices(async (services) => {
+    const leads = await this.withServices(['customers', 'searchIndex'], async (services) => {
       if (flags.customer !== undefined) await services.customers.get(flags.customer)
       return services.searchIndex.rebuild(flags.customer)
     })

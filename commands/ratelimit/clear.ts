@@ -12,7 +12,7 @@ export default class RatelimitClear extends BaseCommand {
   async run(): Promise<{scope: {type: string; id: string}; cleared: boolean}> {
     const {flags} = await this.parse(RatelimitClear)
     const scope = scopeOf(flags)
-    const cleared = await this.withServices((services) => services.rateLimits.clear(scope))
+    const cleared = await this.withServices(['rateLimits'], (services) => services.rateLimits.clear(scope))
     this.log(cleared ? `Cleared the override of ${scope.type} ${scope.id}.` : `${scope.type} ${scope.id} had no override.`)
     return {scope, cleared}
   }

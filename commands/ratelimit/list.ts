@@ -27,7 +27,7 @@ export default class RatelimitList extends BaseCommand {
 
   async run(): Promise<{overrides: OverrideRow[]}> {
     const {flags} = await this.parse(RatelimitList)
-    const overrides = (await this.withServices((services) => services.rateLimits.list(flags.customer))).map((override): OverrideRow => ({
+    const overrides = (await this.withServices(['rateLimits'], (services) => services.rateLimits.list(flags.customer))).map((override): OverrideRow => ({
       scope: override.scope,
       customer_id: override.customerId,
       per_minute: override.perMinute,

@@ -19,7 +19,7 @@ export default class RatelimitSet extends BaseCommand {
 
   async run(): Promise<LimitsOutput> {
     const {flags} = await this.parse(RatelimitSet)
-    const view = await this.withServices((services) =>
+    const view = await this.withServices(['rateLimits'], (services) =>
       services.rateLimits.set(scopeOf(flags), {perMinute: flags['per-minute'], perHour: flags['per-hour'], bulkPerMinute: flags['bulk-per-minute']}),
     )
     const output = limitsOutput(view)

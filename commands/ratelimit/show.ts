@@ -13,6 +13,7 @@ export default class RatelimitShow extends BaseCommand {
     const {flags} = await this.parse(RatelimitShow)
     const scope = scopeOf(flags)
     const output = await this.withServices(
+      ['limiter', 'rateLimits', 'redis'],
       async (services) => {
         const view = await services.rateLimits.show(scope)
         // Without Redis the counters live in the daemon's memory, out of this process's reach.

@@ -15,7 +15,7 @@ export default class StagesAdd extends BaseCommand {
 
   async run(): Promise<StageOutput> {
     const {flags} = await this.parse(StagesAdd)
-    const stage = await this.withServices((services) =>
+    const stage = await this.withServices(['customers'], (services) =>
       services.customers.addStage(flags.customer, {slug: flags.slug, name: flags.name ?? flags.slug, color: flags.color}),
     )
     this.log(`Added stage ${stage.slug} at position ${stage.position}.`)

@@ -9,7 +9,7 @@ export default class StagesList extends BaseCommand {
 
   async run(): Promise<{stages: StageOutput[]}> {
     const {flags} = await this.parse(StagesList)
-    const stages = (await this.withServices((services) => services.customers.listStages(flags.customer))).map(stageOutput)
+    const stages = (await this.withServices(['customers'], (services) => services.customers.listStages(flags.customer))).map(stageOutput)
     if (!this.jsonEnabled()) await renderTable(STAGE_COLUMNS, stages, 'No stages.', this.tableDisplay(flags))
     return {stages}
   }

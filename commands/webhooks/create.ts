@@ -29,7 +29,7 @@ export default class WebhooksCreate extends BaseCommand {
       ...(flags['timeout-seconds'] === undefined ? {} : {timeout_seconds: flags['timeout-seconds']}),
       ...(flags['retry-attempts'] === undefined ? {} : {retry_attempts: flags['retry-attempts']}),
     }
-    const created = await this.withServices((services) => services.webhooks.create(flags.customer, body))
+    const created = await this.withServices(['webhooks'], (services) => services.webhooks.create(flags.customer, body))
     const output = {webhook: webhookReport(created.webhook), secret: created.secret as string}
     if (!this.jsonEnabled()) {
       await renderSecretOnce(

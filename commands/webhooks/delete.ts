@@ -11,7 +11,7 @@ export default class WebhooksDelete extends BaseCommand {
   async run(): Promise<{id: string; deleted: true}> {
     const {args, flags} = await this.parse(WebhooksDelete)
     await this.confirm(`Delete webhook ${args.webhookId}? Its pending deliveries are cancelled, and it cannot be undone.`, flags.yes)
-    const webhook = await this.withServices((services) => services.webhooks.deleteById(args.webhookId))
+    const webhook = await this.withServices(['webhooks'], (services) => services.webhooks.deleteById(args.webhookId))
     this.log(`Deleted webhook ${webhook.id} (${webhook.url}) of customer ${webhook.customerId}.`)
     return {id: webhook.id, deleted: true}
   }

@@ -10,7 +10,7 @@ export default class WebhooksDisable extends BaseCommand {
 
   async run(): Promise<WebhookReport> {
     const {args} = await this.parse(WebhooksDisable)
-    const webhook = webhookReport(await this.withServices((services) => services.webhooks.setActive(args.webhookId, false)))
+    const webhook = webhookReport(await this.withServices(['webhooks'], (services) => services.webhooks.setActive(args.webhookId, false)))
     this.log(`Webhook ${webhook.id} is now ${webhook.is_active ? 'active' : 'disabled'}.`)
     return webhook
   }

@@ -10,7 +10,7 @@ export default class WebhooksEnable extends BaseCommand {
 
   async run(): Promise<WebhookReport> {
     const {args} = await this.parse(WebhooksEnable)
-    const webhook = webhookReport(await this.withServices((services) => services.webhooks.setActive(args.webhookId, true)))
+    const webhook = webhookReport(await this.withServices(['webhooks'], (services) => services.webhooks.setActive(args.webhookId, true)))
     this.log(`Webhook ${webhook.id} is now ${webhook.is_active ? 'active' : 'disabled'}.`)
     return webhook
   }

@@ -17,6 +17,7 @@ export default class WebhooksInspect extends BaseCommand {
     const {args, flags} = await this.parse(WebhooksInspect)
     // Redis too: it holds which deliveries are on the wire.
     const data = await this.withServices(
+      ['deliveries', 'webhooks'],
       async (services) => {
         const webhook = await services.webhooks.getById(args.webhookId)
         // Health always covers the same window, whatever --limit shows.

@@ -20,7 +20,7 @@ export default class WebhooksLimit extends BaseCommand {
   async run(): Promise<WebhookReport> {
     const {args, flags} = await this.parse(WebhooksLimit)
     const cap = flags.reset ? null : flags['max-in-flight']!
-    const webhook = webhookReport(await this.withServices((services) => services.webhooks.setMaxInFlight(args.webhookId, cap)))
+    const webhook = webhookReport(await this.withServices(['webhooks'], (services) => services.webhooks.setMaxInFlight(args.webhookId, cap)))
     const source = webhook.max_in_flight_override === null ? 'the default' : 'set by an operator'
     this.log(`Webhook ${webhook.id}: at most ${webhook.max_in_flight} deliveries in flight at once (${source}).`)
     return webhook

@@ -15,7 +15,7 @@ export default class WebhooksList extends BaseCommand {
 
   async run(): Promise<{webhooks: WebhookReport[]}> {
     const {flags} = await this.parse(WebhooksList)
-    const webhooks = (await this.withServices((services) => services.webhooks.list(flags.customer))).map(webhookReport)
+    const webhooks = (await this.withServices(['webhooks'], (services) => services.webhooks.list(flags.customer))).map(webhookReport)
     if (!this.jsonEnabled()) await renderTable(webhookColumns({oneCustomer: flags.customer !== undefined}), webhooks, 'No webhooks.', this.tableDisplay(flags))
     return {webhooks}
   }

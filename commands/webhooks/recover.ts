@@ -34,6 +34,7 @@ export default class WebhooksRecover extends BaseCommand {
     const since = parseSince(flags.since, 'since', Date.now())
     // With Redis the deliveries go straight to the workers' stream; without, sweepers find them in the database.
     const {webhook, queued} = await this.withServices(
+      ['deliveries', 'webhooks'],
       async (services) => {
         const webhook = await services.webhooks.getById(args.webhookId)
         // An unknown webhook or a since out of range is refused before the question, not after it.

@@ -21,7 +21,7 @@ export default class WebhooksRotateSecret extends BaseCommand {
       `Rotate the signing secret of ${args.webhookId}? Its receiver must verify with the new secret within 24 h; until then deliveries also carry X-Service-Signature-Previous, made with the old one.`,
       flags.yes,
     )
-    const rotated = await this.withServices((services) => services.webhooks.rotateSecretById(args.webhookId))
+    const rotated = await this.withServices(['webhooks'], (services) => services.webhooks.rotateSecretById(args.webhookId))
     const output = {
       webhook: webhookReport(rotated.webhook),
       secret: rotated.secret as string,

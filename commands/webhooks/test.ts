@@ -23,7 +23,7 @@ export default class WebhooksTest extends BaseCommand {
 
   async run(): Promise<TestOutput> {
     const {args} = await this.parse(WebhooksTest)
-    const {webhook, deliveryId, result} = await this.withServices((services) => services.webhookTest.send(args.webhookId))
+    const {webhook, deliveryId, result} = await this.withServices(['webhookTest'], (services) => services.webhookTest.send(args.webhookId))
     const output: TestOutput = {
       webhook_id: webhook.id,
       url: webhook.url,

@@ -3,6 +3,7 @@ import pRetry, {AbortError} from 'p-retry'
 import type {LeadList} from '../leads/leads-service.js'
 import type {BulkResponse} from '../leads/lead-view.js'
 import {AppError, type ErrorType} from '../shared/errors.js'
+import {type ClientSettings, requireClientSettings} from './client-settings.js'
 
 export interface ClientOptions {
   baseUrl: string
@@ -184,4 +185,10 @@ function hintFor(status: number): string | undefined {
   if (status === 401) return 'check LEADS_API_TOKEN; ask the operator for a key if it was rotated or revoked'
   if (status === 403) return 'check LEADS_CUSTOMER_ID and that the key has the scope this command needs'
   return undefined
+}
+
+/** The API client of the client commands, from the settings in force (client-settings.ts stays free of this module: the operator commands load it). */
+export function clientFromSettings(settings: ClientSettings, extra: Partial<ClientOptions> = {}): LeadsApiClient {
+  const {baseUrl, apiToken, customerId} = requireClientSettings(settings)
+  return new LeadsApiClient({baseUrl, token: apiToken, customerId, ...extra})
 }

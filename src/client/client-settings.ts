@@ -4,7 +4,6 @@ import path from 'node:path'
 import type {Config} from '../config/config.js'
 import {AppError, ValidationError} from '../shared/errors.js'
 import {UUID_PATTERN} from '../shared/validate.js'
-import {type ClientOptions, LeadsApiClient} from './api-client.js'
 
 /** What the client commands need to reach the API as one customer. */
 export interface ClientSettings {
@@ -54,12 +53,6 @@ export function requireClientSettings(settings: ClientSettings): {baseUrl: strin
   if (settings.apiToken === null) throw missing('token')
   if (settings.customerId === null) throw missing('customer')
   return {baseUrl: settings.baseUrl, apiToken: settings.apiToken, customerId: settings.customerId}
-}
-
-/** The API client of the client commands, from the settings in force. */
-export function clientFromSettings(settings: ClientSettings, extra: Partial<ClientOptions> = {}): LeadsApiClient {
-  const {baseUrl, apiToken, customerId} = requireClientSettings(settings)
-  return new LeadsApiClient({baseUrl, token: apiToken, customerId, ...extra})
 }
 
 /** A setting's value checked (a URL, a token, a UUID); throws ValidationError naming it. */

@@ -1,3 +1,5 @@
+import type {Knex} from 'knex'
+
 import type {Db} from './knex.js'
 
 export interface MigrationStatus {
@@ -16,4 +18,27 @@ export async function migrationStatus(db: Db): Promise<MigrationStatus[]> {
   // Completed entries are knex's records; pending ones are what our migration source listed (file names).
   const [completed, pending] = (await db.migrate.list()) as [Array<{name: string}>, string[]]
   return [...completed.map((entry) => ({name: entry.name, applied: true})), ...pending.map((file) => ({name: file.replace(/\.js$/, ''), applied: false}))]
+}
+
+/**
+ * Runs the pending migrations, if any: what every start on the embedded store does. When the
+ * applied list already names exactly the known migrations, one read answers, without knex's
+ * round of checks and its lock taken and freed (two writes) on each latest(). Anything else
+ * (a pending migration, an unknown one, no table yet) goes to migrateLatest, which decides.
+ */
+export async function migrateIfBehind(db: Db): Promise<string[]> {
+  return (await upToDate(db)) ? [] : migrateLatest(db)
+}
+
+async function upToDate(db: Db): Promise<boolean> {
+  const {migrations} = db.client.config as Knex.Config
+  const source = migrations?.migrationSource
+  if (source === undefined || migrations?.tableName === undefined) return false
+  const applied: string[] | null = await db(migrations.tableName)
+    .pluck('name')
+    .catch(() => null)
+  if (applied === null) return false
+  const known = (await source.getMigrations([])).map((migration) => source.getMigrationName(migration))
+  const done = new Set(applied)
+  return done.size === applied.length && applied.length === known.length && known.every((name) => done.has(name))
 }

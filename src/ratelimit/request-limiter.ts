@@ -72,7 +72,7 @@ export class RequestLimiter {
     /** Redis key prefix; daemons that share a budget must share it. */
     keyPrefix = 'leads:rl',
   ) {
-    // Required, not imported: only the daemon limits requests (see services.ts).
+    // Required, not imported: only the daemon and `leads ratelimit show` build a limiter (service-parts.ts).
     const {RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts} = createRequire(import.meta.url)(
       'rate-limiter-flexible',
     ) as typeof import('rate-limiter-flexible')

@@ -10,7 +10,7 @@ import {keyState} from '../keys/key-types.js'
 import {hashToken} from '../keys/tokens.js'
 import {safeMessage} from '../log/safe-error.js'
 import {AppError} from '../shared/errors.js'
-import {createStores} from '../stores.js'
+import {storeParts} from '../stores.js'
 
 /** One line of `leads status`: ok, failing, or not configured (null). */
 interface StatusCheck {
@@ -50,7 +50,7 @@ export async function statusReport(config: Config, cwd: string, client: ClientSe
   try {
     // The stores alone: createServices would migrate the embedded database, require the master key
     // and connect Redis, all of which status reports on rather than needs.
-    const keys = database.db && createStores(database.db).keys
+    const keys = database.db && (await storeParts(database.db)('keys'))
     const checks = [
       database.check,
       masterKeyCheck(database.config ?? config),

@@ -10,7 +10,6 @@ import type {SecretOnceProps} from './SecretOnce.js'
 import {type Column, formatTsv} from './table-layout.js'
 import type {ProgressView} from './views.js'
 import {inert} from './terminal-text.js'
-import {formatWebhookInspection} from './webhook-text.js'
 
 export type {Column, ProgressView}
 
@@ -52,6 +51,7 @@ export async function renderWebhookInspection(data: WebhookInspection, interacti
   // The description, URL and receivers' answers come from outside.
   const safe = inert(data)
   if (!interactive) {
+    const {formatWebhookInspection} = await import('./webhook-text.js')
     process.stdout.write(`${formatWebhookInspection(safe)}\n`)
     return
   }

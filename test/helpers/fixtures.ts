@@ -62,7 +62,7 @@ export function leadRecord(tenant: {customer: {id: string}; stages: readonly Pic
 
 /** Seeds leads straight into the store; like any write, they wait in the change feed's pending set until a reader sequences them. */
 export async function insertLeads(db: Db, leads: LeadRecord[]): Promise<void> {
-  await createStores(db).leadWrites.insertMany(leads)
+  await (await createStores(db)).leadWrites.insertMany(leads)
 }
 
 /** Awaits a promise that must reject with the given error class; returns the error. */
