@@ -123,7 +123,7 @@ export class LeadQueryStore {
     let query: Knex.QueryBuilder
     if (plan === undefined) query = timeCheck(this.db, this.db('leads'), 'leads')
     else {
-      query = this.db.from(matchingIds(this.db, customerId, plan).as('matched'))
+      query = this.db.from(matchingIds(this.db, customerId, plan, filters).as('matched'))
       if (isMysql(this.db)) query.joinRaw('STRAIGHT_JOIN leads ON leads.id = matched.lead_id')
       else query.crossJoin('leads', 'leads.id', 'matched.lead_id')
     }
@@ -231,9 +231,11 @@ export class LeadQueryStore {
     if (plan === null) return 0
     let query: Knex.QueryBuilder
     if (plan) {
-      // Counted over the search's index ranges; without other filters the leads are not read at all.
-      const filtered = Object.values(rest).some((value) => value !== undefined)
-      query = countMatches(this.db, customerId, plan, filtered ? (leads) => this.applyFilters(leads, customerId, filters) : undefined)
+      // Counted over the search's index ranges, which carry the equality filters; the leads are
+      // read only for the time filters.
+      const {status, stageId, leadLine} = rest
+      const timed = rest.createdSince !== undefined || rest.updatedSince !== undefined
+      query = countMatches(this.db, customerId, plan, {status, stageId, leadLine}, timed ? (leads) => this.applyFilters(leads, customerId, filters) : undefined)
     } else {
       query = timeCheck(this.db, this.db('leads').count({total: '*'}), 'leads')
       this.applyFilters(query, customerId, filters)

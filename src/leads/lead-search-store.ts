@@ -6,7 +6,7 @@ import {inTransaction} from '../db/transaction.js'
 import {timeCheck} from '../db/statement-limit.js'
 import {compile, insertChunks, type Statement} from '../db/statements.js'
 import {leadWords, prefixRange, type SearchPlan} from './lead-search-terms.js'
-import type {LeadWrite} from './lead-types.js'
+import type {LeadRecord, LeadWrite} from './lead-types.js'
 
 /**
  * The SQL of search: the queries that answer a SearchPlan (lead-search-terms.ts) from index
@@ -14,11 +14,21 @@ import type {LeadWrite} from './lead-types.js'
  * index they read.
  *
  * A lead's words live in `lead_search_words` (customer, word, lead), one row per distinct word,
- * kept in step with the leads by every write path in the lead's own transaction. Emails and
- * phone digits are searched in the leads table's own indexes. The email's domain is not split
- * into words: every lead at a common domain would add rows that cost each write and rarely
- * narrow a search.
+ * kept in step with the leads by every write path in the lead's own transaction. Each row also
+ * carries the lead's equality filters (status, stage_id, lead_line) and all its words (`words`),
+ * so a search of several words, with or without those filters, and its count are one range of
+ * the first piece's words checked row by row, without a lookup per lead. Emails and phone
+ * digits are searched in the leads table's own indexes. The email's domain is not split into
+ * words: every lead at a common domain would add rows that cost each write and rarely narrow a
+ * search.
  */
+
+/** The filters of a list that each word row carries (the leads table's columns of the same names). */
+export interface WordFilters {
+  status?: string
+  stageId?: string
+  leadLine?: string
+}
 
 type WordPlan = Extract<SearchPlan, {kind: 'words'}>
 
@@ -33,7 +43,7 @@ function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): 
  * driving side of a search. An address (the narrowest there is) drives from the email index;
  * else the first piece's word range drives (see narrowestFirst). The rest is checked per lead.
  */
-export function matchingIds(db: Knex, customerId: string, plan: SearchPlan): Knex.QueryBuilder {
+export function matchingIds(db: Knex, customerId: string, plan: SearchPlan, filters: WordFilters = {}): Knex.QueryBuilder {
   if (plan.kind === 'phone') {
     const whole = timeCheck(db, wherePrefix(db('leads').select('id as lead_id').where('customer_id', customerId), 'phone_digits', plan.digits), 'leads')
     if (plan.digits.length > 10) return whole
@@ -42,36 +52,52 @@ export function matchingIds(db: Knex, customerId: string, plan: SearchPlan): Kne
     )
   }
   if (plan.addresses.length > 0) return addressMatches(db, customerId, plan).select('leads.id as lead_id')
-  return wordMatches(db, customerId, plan.pieces).distinct('w.lead_id')
+  return wordMatches(db, customerId, plan.pieces, filters).distinct('w.lead_id')
 }
 
 /**
- * How many of the customer's leads the plan matches (and `filter`, on the leads table), from the
- * same index ranges. COUNT(DISTINCT) over the word rows rather than a count over matchingIds:
- * MariaDB would first copy every id into a temporary table, which for a common first name
- * costs many times the count itself.
+ * How many of the customer's leads the plan matches with the filters (`leads`: the filters
+ * only the leads table holds, when there are any), from the same index ranges.
+ * COUNT(DISTINCT) over the word rows rather than a count over matchingIds: MariaDB would first
+ * copy every id into a temporary table, which for a common first name costs many times the
+ * count itself.
  */
-export function countMatches(db: Knex, customerId: string, plan: SearchPlan, filter?: (leads: Knex.QueryBuilder) => void): Knex.QueryBuilder {
+export function countMatches(
+  db: Knex,
+  customerId: string,
+  plan: SearchPlan,
+  filters: WordFilters,
+  leads?: (leads: Knex.QueryBuilder) => void,
+): Knex.QueryBuilder {
   if (plan.kind === 'phone' || plan.addresses.length > 0) {
     const query = timeCheck(db, db('leads').count({total: '*'}).where('leads.customer_id', customerId), 'leads')
     whereMatches(db, query, customerId, plan)
-    filter?.(query)
+    whereFilters(query, 'leads', filters)
+    leads?.(query)
     return query
   }
-  const query = wordMatches(db, customerId, plan.pieces).countDistinct({total: 'w.lead_id'})
-  if (filter) {
-    // Other filters are checked on each matching lead (a primary-key lookup each).
+  const query = wordMatches(db, customerId, plan.pieces, filters).countDistinct({total: 'w.lead_id'})
+  if (leads) {
+    // Filters the word rows do not carry are checked on each matching lead (a primary-key lookup each).
     query.join('leads', 'leads.id', 'w.lead_id')
-    filter(query)
+    leads(query)
   }
   return query
 }
 
+/** Restricts `table`'s rows (leads, or word rows carrying the same columns) to the filters. */
+function whereFilters(query: Knex.QueryBuilder, table: string, filters: WordFilters): void {
+  if (filters.status !== undefined) query.where(`${table}.status`, filters.status)
+  if (filters.stageId !== undefined) query.where(`${table}.stage_id`, filters.stageId)
+  if (filters.leadLine !== undefined) query.where(`${table}.lead_line`, filters.leadLine)
+}
+
 /**
- * Orders a plan's pieces narrowest first, so the first drives a search, and notes how many index
- * entries each piece's range holds (`sizes`; a piece not looked at is Infinity). Pieces are counted longest
- * first (usually the narrowest), stopping at one narrow enough to drive: length alone guesses
- * wrong when a long piece is a common word (`grace kalo`).
+ * Orders a plan's pieces narrowest first, so the first drives a search (the others are checked
+ * on its rows), and notes how many index entries each piece's range holds (`sizes`; a piece not
+ * looked at is Infinity). Pieces are counted longest first (usually the narrowest), stopping at
+ * one narrow enough to drive: length alone guesses wrong when a long piece is a common word
+ * (`grace kalo`).
  */
 export async function narrowestFirst(db: Knex, customerId: string, plan: SearchPlan): Promise<SearchPlan> {
   if (plan.kind === 'phone' || plan.addresses.length > 0) return {...plan, sizes: [await drivingSize(db, customerId, plan)]}
@@ -83,21 +109,8 @@ export async function narrowestFirst(db: Knex, customerId: string, plan: SearchP
     if (size <= NARROW_ENOUGH) break
   }
   const size = (piece: string) => sizes.get(piece) ?? Number.POSITIVE_INFINITY
-  const cost = new Map<string, number>()
-  for (const [piece, rows] of sizes) cost.set(piece, rows > NARROW_ENOUGH && (await oneWord(db, customerId, piece, rows)) ? rows / 2 : rows)
-  const pieces = byLength.sort((a, b) => (cost.get(a) ?? size(a)) - (cost.get(b) ?? size(b)))
+  const pieces = byLength.sort((a, b) => size(a) - size(b))
   return {...plan, pieces, sizes: pieces.map(size)}
-}
-
-/**
- * Whether a piece's range is mostly the one word `piece` (MySQL): that range lists its leads in
- * id order, so checking them walks the (lead_id, word) index in order, about twice as fast as the
- * scattered ids of a range of many words (bench/results/scale-mariadb-*.json).
- */
-async function oneWord(db: Knex, customerId: string, piece: string, rows: number): Promise<boolean> {
-  if (!isMysql(db)) return false
-  const exact = await rangeSize(db, db('lead_search_words').select('lead_id').where({customer_id: customerId, word: piece}), ESTIMATE_CAP)
-  return exact * 2 >= rows
 }
 
 /**
@@ -128,11 +141,18 @@ const ESTIMATE_CAP = 50_000
 /** A piece matching at most this many words drives without looking further. */
 const NARROW_ENOUGH = 1000
 
-/** The word rows of leads having all the pieces: the first piece's range drives, the others are looked up per lead. */
-function wordMatches(db: Knex, customerId: string, pieces: readonly string[]): Knex.QueryBuilder {
+/**
+ * The word rows of leads having all the pieces and the filters: the first piece's range drives;
+ * the filters and the other pieces are checked on each of its rows (a piece begins one of the
+ * lead's words when ` piece` occurs in `words`; words hold letters and digits only).
+ */
+function wordMatches(db: Knex, customerId: string, pieces: readonly string[], filters: WordFilters): Knex.QueryBuilder {
   const [first, ...rest] = pieces
   const rows = timeCheck(db, wherePrefix(db('lead_search_words as w').where('w.customer_id', customerId), 'w.word', first!), 'w')
-  for (const piece of rest) hasWordStarting(db, rows, customerId, 'w.lead_id', piece)
+  whereFilters(rows, 'w', filters)
+  // Binary comparisons on both backends: the words column is utf8mb4_bin on MySQL.
+  const contains = isMysql(db) ? 'LOCATE(?, w.words) > 0' : 'instr(w.words, ?) > 0'
+  for (const piece of rest) rows.whereRaw(contains, [` ${piece}`])
   return rows
 }
 
@@ -187,16 +207,17 @@ export class LeadSearchIndex {
     private readonly customers: CustomersStore,
   ) {}
 
-  /** The statements that add and remove the words of written leads: only what changed is touched. */
+  /**
+   * The statements that replace the word rows of written leads whose words or filters changed:
+   * the old rows deleted by key, the new ones inserted, in two statements for the whole write.
+   */
   apply(changes: readonly LeadWrite[]): Statement[] {
-    const added: Array<{customer_id: string; word: string; lead_id: string}> = []
+    const added: WordRow[] = []
     const removed: Array<[customerId: string, word: string, leadId: string]> = []
     for (const {before, after} of changes) {
-      if (before !== null && before.contactName === after.contactName && before.contactEmail === after.contactEmail) continue
-      const old = new Set(before === null ? [] : leadWords(before))
-      const now = new Set(leadWords(after))
-      for (const word of now) if (!old.has(word)) added.push({customer_id: after.customerId, word, lead_id: after.id})
-      for (const word of old) if (!now.has(word)) removed.push([after.customerId, word, after.id])
+      if (before !== null && !searchChanged(before, after)) continue
+      for (const word of before === null ? [] : leadWords(before)) removed.push([before!.customerId, word, before!.id])
+      added.push(...wordRows(after))
     }
     const statements: Statement[] = []
     for (let start = 0; start < removed.length; start += 200) {
@@ -217,6 +238,8 @@ export class LeadSearchIndex {
    */
   async rebuild(customerId?: string): Promise<number> {
     const customers = customerId === undefined ? await this.customers.customerIds() : [customerId]
+    // The migration that made the table calls this before the one that added the filters and `words`.
+    const full = await this.db.schema.hasColumn('lead_search_words', 'words')
     let indexed = 0
     for (const id of customers) {
       for (let after = ''; ;) {
@@ -226,9 +249,9 @@ export class LeadSearchIndex {
             .andWhere('id', '>', after)
             .orderBy('id')
             .limit(REBUILD_BATCH)
-            .select('id', 'contact_name', 'contact_email')
+            .select('id', 'contact_name', 'contact_email', 'status', 'stage_id', 'lead_line')
           if (isMysql(this.db)) query.forShare()
-          const leads = (await query) as Array<{id: string; contact_name: string | null; contact_email: string | null}>
+          const leads = (await query) as StoredLead[]
           if (leads.length === 0) return leads
           await trx('lead_search_words')
             .where('customer_id', id)
@@ -237,9 +260,11 @@ export class LeadSearchIndex {
               leads.map((lead) => lead.id),
             )
             .delete()
-          const rows = leads.flatMap((lead) =>
-            leadWords({contactName: lead.contact_name, contactEmail: lead.contact_email}).map((word) => ({customer_id: id, word, lead_id: lead.id})),
-          )
+          const rows = leads.flatMap((lead) => {
+            const stored = {id: lead.id, customerId: id, contactName: lead.contact_name, contactEmail: lead.contact_email}
+            const filters = {status: lead.status, stageId: lead.stage_id, leadLine: lead.lead_line}
+            return full ? wordRows({...stored, ...filters}) : leadWords(stored).map((word) => ({customer_id: id, word, lead_id: lead.id}))
+          })
           const chunk = rowsPerInsert(this.db)
           for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))
           return leads
@@ -254,3 +279,49 @@ export class LeadSearchIndex {
 }
 
 const REBUILD_BATCH = 1000
+
+type StoredLead = {
+  id: string
+  contact_name: string | null
+  contact_email: string | null
+  status: string
+  stage_id: string
+  lead_line: string | null
+}
+/** What a lead's word rows are made of (a LeadRecord is one). */
+type SearchedLead = {
+  id: string
+  customerId: string
+  contactName: string | null
+  contactEmail: string | null
+  status: string
+  stageId: string
+  leadLine: string | null
+}
+type WordRow = {customer_id: string; word: string; lead_id: string; status: string; stage_id: string; lead_line: string | null; words: string}
+
+/** The rows of a lead in lead_search_words: one per word, each with the lead's filters and all its words. */
+function wordRows(lead: SearchedLead): WordRow[] {
+  const words = leadWords(lead)
+  const all = words.map((word) => ` ${word}`).join('')
+  return words.map((word) => ({
+    customer_id: lead.customerId,
+    word,
+    lead_id: lead.id,
+    status: lead.status,
+    stage_id: lead.stageId,
+    lead_line: lead.leadLine,
+    words: all,
+  }))
+}
+
+/** Whether a write changed what a lead's word rows hold. */
+function searchChanged(before: LeadRecord, after: LeadRecord): boolean {
+  return (
+    before.contactName !== after.contactName ||
+    before.contactEmail !== after.contactEmail ||
+    before.status !== after.status ||
+    before.stageId !== after.stageId ||
+    before.leadLine !== after.leadLine
+  )
+}
