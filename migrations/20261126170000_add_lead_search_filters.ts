@@ -1,7 +1,7 @@
 import type {Knex} from 'knex'
 
 import {CustomersStore} from '../src/customers/customers-store.js'
-import {LeadSearchIndex} from '../src/leads/lead-search-store.js'
+import {LeadSearchIndex} from '../src/leads/lead-search-index.js'
 
 /**
  * A word-plus-filter search, and a search of several words, answered from one range of

@@ -9,7 +9,7 @@ import type {LeadChangeFeed} from './leads/lead-change-feed.js'
 import type {LeadCountsStore} from './leads/lead-counts-store.js'
 import type {LeadMatchStore} from './leads/lead-match-store.js'
 import type {LeadQueryStore} from './leads/lead-query-store.js'
-import type {LeadSearchIndex} from './leads/lead-search-store.js'
+import type {LeadSearchIndex} from './leads/lead-search-index.js'
 import type {LeadWriteStatements} from './leads/lead-write-statements.js'
 import type {RateLimitStore} from './ratelimit/ratelimit-store.js'
 import {allParts, type GetPart, lazyParts, type PartBuilders} from './shared/parts.js'
@@ -60,7 +60,7 @@ function storeBuilders(db: Db, options: StoreOptions): PartBuilders<Stores> {
     leadWrites: async (get) =>
       new (await import('./leads/lead-write-statements.js')).LeadWriteStatements(db, await get('leadCounts'), await get('searchIndex')),
     leadCounts: async (get) => new (await import('./leads/lead-counts-store.js')).LeadCountsStore(db, await get('customers')),
-    searchIndex: async (get) => new (await import('./leads/lead-search-store.js')).LeadSearchIndex(db, await get('customers')),
+    searchIndex: async (get) => new (await import('./leads/lead-search-index.js')).LeadSearchIndex(db, await get('customers')),
     events: async () => new (await import('./events/events-store.js')).EventsStore(db),
     webhooks: async () => new (await import('./webhooks/webhooks-store.js')).WebhooksStore(db),
     deliveries: async () => new (await import('./deliveries/deliveries-store.js')).DeliveriesStore(db),

@@ -3,7 +3,7 @@ import {inTransaction} from '../db/transaction.js'
 import {insertChunks, runEach, type Statement} from '../db/statements.js'
 import type {LeadCountsStore} from './lead-counts-store.js'
 import {leadToRow} from './lead-rows.js'
-import type {LeadSearchIndex} from './lead-search-store.js'
+import type {LeadSearchIndex} from './lead-search-index.js'
 import type {LeadRecord, LeadWrite} from './lead-types.js'
 
 /** Columns a merge may change; id, customer_id and created_at never change. */
