@@ -81,10 +81,11 @@ export function installTimeCheck(conn: SqliteConnection): void {
 
 /**
  * Makes SQLite check the time limit on each row of `table` the statement reads (nothing on MySQL,
- * whose server keeps the limit). The rowid is in every index, so an index-only plan stays one.
+ * whose server keeps the limit). The rowid is in every index, so an index-only plan stays one; a
+ * WITHOUT ROWID table has none and names a column of its primary key instead.
  */
-export function timeCheck(db: Db, query: Knex.QueryBuilder, table: string): Knex.QueryBuilder {
-  return db.client.config.client === 'mysql2' ? query : query.whereRaw(`${CHECK_FUNCTION}(${table}.rowid) = 1`)
+export function timeCheck(db: Db, query: Knex.QueryBuilder, table: string, column = 'rowid'): Knex.QueryBuilder {
+  return db.client.config.client === 'mysql2' ? query : query.whereRaw(`${CHECK_FUNCTION}(${table}.${column}) = 1`)
 }
 
 /**

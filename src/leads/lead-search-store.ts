@@ -147,7 +147,7 @@ const NARROW_ENOUGH = 1000
  */
 function wordMatches(db: Knex, customerId: string, pieces: readonly string[], filters: WordFilters): Knex.QueryBuilder {
   const [first, ...rest] = pieces
-  const rows = timeCheck(db, wherePrefix(db('lead_search_words as w').where('w.customer_id', customerId), 'w.word', first!), 'w')
+  const rows = timeCheck(db, wherePrefix(db('lead_search_words as w').where('w.customer_id', customerId), 'w.word', first!), 'w', 'lead_id')
   whereFilters(rows, 'w', filters)
   // Binary comparisons on both backends: the words column is utf8mb4_bin on MySQL.
   const contains = isMysql(db) ? 'LOCATE(?, w.words) > 0' : 'instr(w.words, ?) > 0'
