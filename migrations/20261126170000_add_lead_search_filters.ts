@@ -26,8 +26,7 @@ export async function up(knex: Knex): Promise<void> {
       t.string('lead_line', 8).nullable()
       // The lead's words, each after a space: a piece begins one of them when ` piece` occurs in
       // it. VARCHAR, not TEXT: MariaDB reads a range of rows with a TEXT column at about half
-      // the speed. The longest possible: a name of 200 and an email of 254 characters, each
-      // lengthened up to 18 times by NFKD (lead-search-terms.ts), and two spaces.
+      // the speed. Long enough for the longest (LEAD_WORDS_MAX_LENGTH in lead-search-terms.ts).
       t.string('words', WORDS_MAX_LENGTH).nullable()
     })
   } else {

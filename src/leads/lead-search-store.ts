@@ -40,7 +40,8 @@ function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): 
 /**
  * The distinct ids of the customer's leads the plan matches, read from index ranges: the
  * driving side of a search. An address (the narrowest there is) drives from the email index;
- * else the first piece's word range drives (see narrowestFirst). The rest is checked per lead.
+ * else the first piece's word range drives (see narrowestFirst), the other pieces and the filters
+ * checked on its rows (wordMatches).
  */
 export function matchingIds(db: Knex, customerId: string, plan: SearchPlan, filters: WordFilters = {}): Knex.QueryBuilder {
   if (plan.kind === 'phone') {

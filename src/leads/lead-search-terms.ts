@@ -1,3 +1,4 @@
+import {LEAD_LIMITS} from './lead-limits.js'
 import {normalizeEmail, phoneDigits} from './lead-matching.js'
 
 /**
@@ -26,6 +27,15 @@ const PHONE_TERM = /^[\d\s().+\-/]+$/
 
 /** The longest word the index holds (lead_search_words.word), as long as a whole name may be. */
 export const WORD_MAX_LENGTH = 200
+
+/** The most NFKD lengthens one character: U+FDFA becomes 18. */
+const NFKD_MAX_EXPANSION = 18
+
+/**
+ * The longest a lead's words can be, each after a space (lead_search_words.words): its name and
+ * email, folded, with a space before each part.
+ */
+export const LEAD_WORDS_MAX_LENGTH = (LEAD_LIMITS.contactName + LEAD_LIMITS.contactEmail) * NFKD_MAX_EXPANSION + 2
 
 /**
  * The words of a text as they are indexed and searched: lower-cased, accents dropped (José and

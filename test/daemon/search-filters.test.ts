@@ -92,7 +92,7 @@ describe('search with filters', function () {
       const lead = leadRecord(tenant, {contactName: 'Barbara Rebuilt', status: 'lost'})
       await insertLeads(daemon.db, [lead])
       // Changed around the service: the word rows still say lost and Barbara Rebuilt until a reindex.
-      await daemon.db('leads').where({id: lead.id}).update({status: 'nurture', contact_name: 'Barbara Rebuilt Again'})
+      await daemon.db('leads').where({customer_id: tenant.customer.id, id: lead.id}).update({status: 'nurture', contact_name: 'Barbara Rebuilt Again'})
       await daemon.services.searchIndex.rebuild(tenant.customer.id)
       expect(await find('search=barbara&status=lost')).to.deep.equal([])
       expect(await find('search=barbara%20again&status=nurture')).to.deep.equal(['Barbara Rebuilt Again'])

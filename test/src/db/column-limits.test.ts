@@ -14,7 +14,7 @@ import {IDEMPOTENCY_KEY_MAX_LENGTH} from '../../../src/idempotency/idempotency-s
 import {ENDPOINT_SCOPES, SCOPES} from '../../../src/keys/scopes.js'
 import {LEAD_INPUT_SCHEMA} from '../../../src/leads/lead-input.js'
 import {LEAD_LIMITS} from '../../../src/leads/lead-limits.js'
-import {WORD_MAX_LENGTH} from '../../../src/leads/lead-search-terms.js'
+import {LEAD_WORDS_MAX_LENGTH, WORD_MAX_LENGTH} from '../../../src/leads/lead-search-terms.js'
 import {LEAD_STATUSES, SOURCE_PLATFORMS, SOURCE_TYPES} from '../../../src/leads/lead-types.js'
 import {NAME_MAX_LENGTH, SLUG_MAX_LENGTH} from '../../../src/shared/validate.js'
 import {CREATE_WEBHOOK_SCHEMA} from '../../../src/webhooks/webhook-schemas.js'
@@ -72,6 +72,10 @@ const WRITTEN: Record<string, number> = {
   'lead_search_words.customer_id': UUID,
   'lead_search_words.word': WORD_MAX_LENGTH,
   'lead_search_words.lead_id': UUID,
+  'lead_search_words.status': longest(LEAD_STATUSES),
+  'lead_search_words.stage_id': UUID,
+  'lead_search_words.lead_line': longest(LEAD_LINE_VALUES),
+  'lead_search_words.words': LEAD_WORDS_MAX_LENGTH,
   'lead_counts.status': longest(LEAD_STATUSES),
   'lead_counts.stage_id': UUID,
   'lead_counts.lead_line': longest(LEAD_LINE_VALUES),
