@@ -77,7 +77,7 @@ describe('search with filters', function () {
       expect(await find('search=statusy&status=active')).to.deep.equal(['Linus Statusy'])
       expect(await find('search=statusy&status=won')).to.deep.equal([])
 
-      const {leadWrites} = createStores(daemon.db)
+      const {leadWrites} = await createStores(daemon.db)
       const won = {...lead, status: 'won' as const, updatedAt: lead.updatedAt + 1}
       await inTransaction(daemon.db, (trx) => runEach(trx, leadWrites.upsertStatements([won], new Map([[lead.id, lead]]))))
       expect(await find('search=statusy&status=active')).to.deep.equal([])
