@@ -25,7 +25,7 @@ import {newLead} from '../src/leads/lead-merge.js'
 import {LeadCountsStore} from '../src/leads/lead-counts-store.js'
 import {LeadMatchStore} from '../src/leads/lead-match-store.js'
 import {leadToRow} from '../src/leads/lead-rows.js'
-import {LeadSearchIndex} from '../src/leads/lead-search-store.js'
+import {LeadSearchIndex} from '../src/leads/lead-search-index.js'
 import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 import {type CpuShares, databasePid, meterCpu} from './process-cpu.js'
 

@@ -1,17 +1,14 @@
 import type {Knex} from 'knex'
 
-import {CustomersStore} from '../src/customers/customers-store.js'
-import {LeadSearchIndex} from '../src/leads/lead-search-store.js'
-
 /**
  * Search that scales (see src/leads/lead-search-terms.ts): the words of every lead's name and email in
  * their own table, so a word prefix is an index range, with the same rules on both backends (a
  * FULLTEXT index on MariaDB skips words under three letters and a stopword list; FTS5 does not).
  * Phone digits are searched by prefix in indexes of the leads table.
  *
- * The words of existing leads are indexed here with the service's own tokenizer (about a
- * minute per million leads); `leads maintenance reindex` does the same later, for leads written
- * around the service.
+ * The words of existing leads are written by the later migration that gives each word row its
+ * lead's filters (20261126170000_add_lead_search_filters), with the service's own tokenizer: that
+ * code writes the columns of the current table, which this one does not have yet.
  */
 export async function up(knex: Knex): Promise<void> {
   const mysql = knex.client.config.client === 'mysql2'
@@ -31,7 +28,6 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('leads', (t) => {
     t.index(['customer_id', 'phone_digits'])
   })
-  await new LeadSearchIndex(knex, new CustomersStore(knex)).rebuild()
 }
 
 export async function down(knex: Knex): Promise<void> {

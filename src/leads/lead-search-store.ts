@@ -4,9 +4,6 @@ import {isMysql} from '../db/knex.js'
 import {timeCheck} from '../db/statement-limit.js'
 import {prefixRange, type SearchPlan} from './lead-search-terms.js'
 
-// The writing side, where the migrations that made the table find it.
-export {LeadSearchIndex} from './lead-search-index.js'
-
 /**
  * The SQL of search: the queries that answer a SearchPlan (lead-search-terms.ts) from index
  * ranges, so a search costs what it matches rather than what the customer holds, and the word
