@@ -2,13 +2,14 @@
 # Start-up of the `leads` CLI: `leads --help` and `leads keys list` on the embedded SQLite default,
 # timed by hyperfine (Debian's package; installed when missing). Prints median and p99 per command
 # beside the bars (--help under 300 ms, keys list under 300 ms, medians) and, as the floor, a bare
-# `node -e 0` measured in the same run.
+# `node -e 0` measured in the same run. hyperfine's timings go to bench/results/cli-startup-<UTC time>.json.
 # Run: npm run build && bash bench/cli-startup.sh [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
 command -v hyperfine >/dev/null || apt-get install -y hyperfine >/dev/null
 cli="$PWD/bin/run.js"
+results="$PWD/bench/results/cli-startup-$(date -u +%Y%m%dT%H%M%SZ).json"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -33,3 +34,5 @@ for (const r of results) {
   console.log(name.padEnd(24), pct(r.times, 0.5).toFixed(1).padStart(10), pct(r.times, 0.99).toFixed(1).padStart(8), bar ? `  < ${bar}` : "")
 }
 ' "$work/times.json"
+cp "$work/times.json" "$results"
+echo "results: $results"
