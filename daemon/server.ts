@@ -42,6 +42,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const services = await createServices(config, {
     logger,
     requireCurrentSchema: config.database.client === 'mysql',
+    requireWritable: config.database.client === 'mysql',
     // A replica started during a Redis outage serves the API (degraded) instead of failing to start.
     redisUnreachable: 'degrade',
     ...serviceOptions,

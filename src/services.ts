@@ -6,6 +6,7 @@ import {CustomersService} from './customers/customers-service.js'
 import {createDb, type Db, pingDatabase, probeDatabase, readPacketLimit} from './db/knex.js'
 import {databaseFailureReason} from './db/errors.js'
 import {galeraMembership, type GaleraMembership} from './db/galera.js'
+import {requireWritableServer} from './db/writable.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {unreachableDatabaseError} from './db/database-errors.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
@@ -81,6 +82,8 @@ export interface ServiceOptions {
   autoMigrate?: boolean
   /** Refuse to start with pending migrations (the daemon on MySQL); default false. */
   requireCurrentSchema?: boolean
+  /** Refuse a read-only server or a replica (the daemon on MySQL); default false. */
+  requireWritable?: boolean
   keyCacheTtlMs?: number
   /** How long a key's rate limits are reused before overrides are read again. */
   limitsCacheTtlMs?: number
@@ -117,6 +120,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   try {
     await checkDatabase(db, config.database)
     await readPacketLimit(db)
+    if (options.requireWritable) await requireWritableServer(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateLatest(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
     if (config.redis && (options.connectRedis ?? true))
