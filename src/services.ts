@@ -7,6 +7,7 @@ import {createDb, type Db, pingDatabase, probeDatabase, readPacketLimit} from '.
 import {databaseFailureReason} from './db/errors.js'
 import {galeraMembership, type GaleraMembership} from './db/galera.js'
 import {requireWritableServer} from './db/writable.js'
+import {isGaleraNode, WriterNodes} from './db/writer-nodes.js'
 import {migrateLatest, migrationStatus} from './db/migrate.js'
 import {unreachableDatabaseError} from './db/database-errors.js'
 import {connectRedis, type RedisConnection} from './db/redis.js'
@@ -66,6 +67,8 @@ export interface Services {
   readiness(): Promise<Readiness>
   /** The Galera cluster the database is a node of, or null for a server alone or SQLite. */
   galera(): Promise<GaleraMembership | null>
+  /** On a Galera node, the records of the node `daemon` writes through (daemon/writer-watch.ts); null elsewhere. */
+  galeraWriters(daemon: string, role: string): Promise<WriterNodes | null>
   close(): Promise<void>
 }
 
@@ -200,6 +203,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         {clock, ...workerOptions},
       ),
     galera: () => galeraMembership(db),
+    galeraWriters: async (daemon, role) => ((await isGaleraNode(db)) ? new WriterNodes(db, daemon, role) : null),
     async readiness() {
       const reasons: string[] = []
       const database = await probeDatabase(db).then(
