@@ -5,6 +5,7 @@ import type {Knex} from 'knex'
  * through and since when (src/db/writer-nodes.ts). Daemons that see stretches on different
  * nodes overlap report a multi-writer setup, which the service does not support
  * (docs/operations.md, "Several writers are detected"). Not a customer's table: the service's own.
+ * The column sizes are WRITER_LIMITS's; the code cuts longer values.
  */
 export async function up(knex: Knex): Promise<void> {
   const mysql = knex.client.config.client === 'mysql2'

@@ -13,6 +13,8 @@ export const LIVE_MS = 10_000
 export const OVERLAP_MS = 5000
 /** Records of daemons gone this long are deleted. */
 const FORGET_MS = 3_600_000
+/** The longest values written to database_writers (its columns hold them): longer ones are cut. */
+export const WRITER_LIMITS = {daemon: 160, role: 16, nodeId: 64, nodeName: 128} as const
 
 /** A daemon's current stretch on one node: from its first record through that node to its latest. */
 export interface WriterStretch {
@@ -93,13 +95,20 @@ export class WriterNodes {
       const [rows] = (await trx.raw(
         `SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_GCOMM_UUID') AS node_id, @@wsrep_node_name AS node_name, ${NODE_NOW} AS now`,
       )) as [Array<{node_id: string | null; node_name: string | null; now: number | string}>]
-      const nodeId = rows[0]?.node_id ?? ''
+      const nodeId = (rows[0]?.node_id ?? '').slice(0, WRITER_LIMITS.nodeId)
       const now = Number(rows[0]?.now)
       const since = this.stretch?.nodeId === nodeId ? this.stretch.since : now
       await trx.raw(
         `INSERT INTO database_writers (daemon, role, node_id, node_name, since, seen_at) VALUES (?, ?, ?, ?, ?, ?)
          ON DUPLICATE KEY UPDATE role = VALUES(role), node_id = VALUES(node_id), node_name = VALUES(node_name), since = VALUES(since), seen_at = VALUES(seen_at)`,
-        [this.daemon, this.role, nodeId, rows[0]?.node_name ?? '', since, now],
+        [
+          this.daemon.slice(0, WRITER_LIMITS.daemon),
+          this.role.slice(0, WRITER_LIMITS.role),
+          nodeId.slice(0, WRITER_LIMITS.nodeId),
+          (rows[0]?.node_name ?? '').slice(0, WRITER_LIMITS.nodeName),
+          since,
+          now,
+        ],
       )
       this.stretch = {nodeId, since}
     })
@@ -112,7 +121,7 @@ export class WriterNodes {
 
   /** Deletes this daemon's record (it stops writing) and the records of daemons gone long ago. */
   async forget(): Promise<void> {
-    await this.db.raw(`DELETE FROM database_writers WHERE daemon = ? OR seen_at < ${NODE_NOW} - ?`, [this.daemon, FORGET_MS])
+    await this.db.raw(`DELETE FROM database_writers WHERE daemon = ? OR seen_at < ${NODE_NOW} - ?`, [this.daemon.slice(0, WRITER_LIMITS.daemon), FORGET_MS])
   }
 }
 
