@@ -20,7 +20,6 @@
 import {execFile, execFileSync} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import {parseArgs, promisify} from 'node:util'
@@ -68,24 +67,11 @@ if (!fs.existsSync(WRK)) {
   console.error(`no wrk at ${WRK}: apt-get install -y wrk`)
   process.exit(2)
 }
-// The cluster helper's ports are fixed: a second cluster on them (the topology suite's, say)
-// would join or break the first, so the bench waits for none to run rather than start beside it.
-const portTaken = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect({host: '127.0.0.1', port})
-    const answer = (listening: boolean) => {
-      socket.destroy()
-      resolve(listening)
-    }
-    socket.setTimeout(1000)
-    socket.once('connect', () => answer(true))
-    socket.once('error', () => answer(false))
-    socket.once('timeout', () => answer(false))
-  })
-const CLUSTER_PORTS = [4571, 4572, 4573, 24571, 24572, 24573, 24590]
-const taken = (await Promise.all(CLUSTER_PORTS.map(portTaken))).some(Boolean)
-if (taken) {
-  console.error(`a Galera cluster already listens on loopback (ports ${CLUSTER_PORTS.join(', ')}): run the bench when it has stopped`)
+// A second cluster on the helper's ports (the topology suite's, say) would join or break the
+// first, so the bench waits for none to run rather than start beside it.
+const taken = await GaleraCluster.portsInUse()
+if (taken.length > 0) {
+  console.error(`a Galera cluster already listens on loopback (ports ${taken.join(', ')}): run the bench when it has stopped`)
   process.exit(2)
 }
 const singleServer = process.env['LEADS_BENCH_SINGLE_URL'] ?? 'mysql://root@127.0.0.1:3306'

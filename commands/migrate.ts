@@ -4,6 +4,7 @@ import {loadConfig} from '../src/config/config.js'
 import {findEmbeddedDatabase} from '../src/config/database-location.js'
 import {createDb} from '../src/db/knex.js'
 import {migrateLatest, type MigrationStatus, migrationStatus} from '../src/db/migrate.js'
+import {requireWritableServer} from '../src/db/writable.js'
 import {renderTable} from '../src/ui/render.js'
 import {BaseCommand, tableFlags} from './_shared/base-command.js'
 
@@ -40,6 +41,8 @@ export default class Migrate extends BaseCommand {
         }
         return {migrations}
       }
+      // Migrating a replica would break its replication: the schema is the primary's to change.
+      await requireWritableServer(db)
       const applied = await migrateLatest(db)
       if (!this.jsonEnabled()) this.log(applied.length === 0 ? 'Already up to date.' : `Applied ${applied.join(', ')}`)
       return {applied}

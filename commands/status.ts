@@ -7,7 +7,7 @@ const MARKS = {true: '✓', false: '✗', null: '-'} as const
 
 export default class Status extends BaseCommand {
   static override description =
-    'Which database, master key, Redis and daemon the commands use, and whether each answers; for the client settings, which key and customer the token is, its scopes and rate-limit budget'
+    'Which database, master key, Redis and daemon the commands use, and whether each answers (on a Galera cluster, which nodes the daemons write through); for the client settings, which key and customer the token is, its scopes and rate-limit budget'
   static override examples = [
     '<%= config.bin %> status',
     'LEADS_BASE_URL=http://127.0.0.1:8080 LEADS_API_TOKEN=svc_... LEADS_CUSTOMER_ID=... <%= config.bin %> status',

@@ -8,6 +8,7 @@ import {ConfigError} from '../src/shared/errors.js'
 import {createServices, type ServiceOptions, type Services} from '../src/services.js'
 import {createOpsApp} from './ops-app.js'
 import {answerClientErrors, answerConnect} from './client-errors.js'
+import {WriterWatch, writerName} from './writer-watch.js'
 
 /** How often remembered key uses are written to api_keys.last_used_at. */
 const LAST_USED_FLUSH_MS = 15_000
@@ -42,6 +43,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const services = await createServices(config, {
     logger,
     requireCurrentSchema: config.database.client === 'mysql',
+    requireWritable: config.database.client === 'mysql',
     // A replica started during a Redis outage serves the API (degraded) instead of failing to start.
     redisUnreachable: 'degrade',
     ...serviceOptions,
@@ -61,6 +63,14 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     )
   }
 
+  // On a Galera node, each daemon records the node it writes through; several at once is reported.
+  const writers = await services.galeraWriters(writerName(role), role)
+  const watch = writers ? new WriterWatch(writers, logger) : null
+  if (watch) {
+    await watch.start()
+    services.metrics.reportWriterNodes(() => watch.multiWriterNodes)
+  }
+
   const every = everyFactory(logger)
   // A worker-only daemon still answers probes and metrics on LEADS_PORT, for its orchestrator. The
   // API's routes, schemas and document are loaded only by a daemon that serves them, so a worker
@@ -77,6 +87,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       server.listen(config.port, config.host, () => resolve())
     })
   } catch (error) {
+    await watch?.stop()
     await services.close()
     throw listenError(error, config)
   }
@@ -105,6 +116,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
           setTimeout(() => server.closeAllConnections(), CONNECTION_DRAIN_MS).unref()
         })
         await worker?.stop()
+        await watch?.stop()
         await services.close()
       })()
       return stopping

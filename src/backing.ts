@@ -2,6 +2,7 @@ import type {Config} from './config/config.js'
 import {unreachableDatabaseError} from './db/database-errors.js'
 import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
 import {migrateIfBehind, migrationStatus} from './db/migrate.js'
+import {requireWritableServer} from './db/writable.js'
 import type {RedisConnection} from './db/redis.js'
 import type {Logger} from './log/logger.js'
 import {ConfigError} from './shared/errors.js'
@@ -14,6 +15,8 @@ export interface BackingOptions {
   autoMigrate?: boolean
   /** Refuse to start with pending migrations (the daemon on MySQL); default false. */
   requireCurrentSchema?: boolean
+  /** Refuse a read-only server or a replica (the daemon on MySQL); default false. */
+  requireWritable?: boolean
   /** Connect to the configured Redis; default true. */
   connectRedis?: boolean
   /** When Redis cannot be reached at start: fail (default), or serve degraded and connect when it returns. */
@@ -39,6 +42,7 @@ export async function openBacking(config: Config, options: BackingOptions = {}):
   try {
     await checkDatabase(db, config.database)
     await readPacketLimit(db)
+    if (options.requireWritable) await requireWritableServer(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateIfBehind(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)
     let redis: RedisConnection | null = null

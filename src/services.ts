@@ -4,6 +4,7 @@ import {resolveMasterKey} from './config/master-key.js'
 import {probeDatabase} from './db/knex.js'
 import {databaseFailureReason} from './db/errors.js'
 import {galeraMembership, type GaleraMembership} from './db/galera.js'
+import {isGaleraNode, WriterNodes} from './db/writer-nodes.js'
 import type {RedisConnection} from './db/redis.js'
 import {DeliveryWorker, type WorkerOptions} from './deliveries/delivery-worker.js'
 import type {DispatchQueue} from './deliveries/dispatch-queue.js'
@@ -35,6 +36,8 @@ export interface Services extends OperatorServices {
   readiness(): Promise<Readiness>
   /** The Galera cluster the database is a node of, or null for a server alone or SQLite. */
   galera(): Promise<GaleraMembership | null>
+  /** On a Galera node, the records of the node `daemon` writes through (daemon/writer-watch.ts); null elsewhere. */
+  galeraWriters(daemon: string, role: string): Promise<WriterNodes | null>
   close(): Promise<void>
 }
 
@@ -155,6 +158,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         {clock, ...workerOptions},
       ),
     galera: () => galeraMembership(db),
+    galeraWriters: async (daemon, role) => ((await isGaleraNode(db)) ? new WriterNodes(db, daemon, role) : null),
     async readiness() {
       const reasons: string[] = []
       const database = await probeDatabase(db).then(

@@ -30,6 +30,8 @@ export class Metrics {
   readonly firstAttemptDelay: Histogram
   /** The delivery worker's deliveries by state (delivery-state.ts), when this process runs one. */
   private workerStates: (() => Record<string, number>) | null = null
+  /** How many Galera nodes the daemons write through at once, when the database is a Galera node. */
+  private writerNodes: (() => number) | null = null
 
   constructor(deliveriesStore: DeliveriesStore, clock: Clock, writes: () => WriteCounts = () => NO_WRITES) {
     // Required here, not imported: only a daemon builds its metrics (see services.ts), and prom-client
@@ -71,6 +73,16 @@ export class Metrics {
       registers,
       collect() {
         for (const [state, count] of Object.entries(states())) this.set({state}, count)
+      },
+    })
+    const writerNodes = () => this.writerNodes?.()
+    new Gauge({
+      name: 'leads_galera_writer_nodes',
+      help: 'Galera nodes the daemons write through at the same time: 1 with one writer node, more is a multi-writer setup the service does not support (absent when the database is no Galera node)',
+      registers,
+      collect() {
+        const nodes = writerNodes()
+        if (nodes !== undefined) this.set(nodes)
       },
     })
     this.rateLimited = new Counter({name: 'leads_rate_limited_total', help: 'Requests refused with 429, by bucket', labelNames: ['bucket'], registers})
@@ -134,5 +146,9 @@ export class Metrics {
   /** Reports a delivery worker's held deliveries by state in leads_webhook_deliveries_held. */
   reportWorkerStates(states: () => Record<string, number>): void {
     this.workerStates = states
+  }
+  /** Reports the daemon's view of the Galera nodes written through in leads_galera_writer_nodes. */
+  reportWriterNodes(nodes: () => number): void {
+    this.writerNodes = nodes
   }
 }

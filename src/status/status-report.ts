@@ -4,6 +4,7 @@ import type {Config} from '../config/config.js'
 import {createDb, type Db} from '../db/knex.js'
 import {migrationStatus} from '../db/migrate.js'
 import {describeRedis} from '../config/redis-config.js'
+import {galeraCheck} from './galera-check.js'
 import {connectRedis, variableOf} from '../db/redis.js'
 import type {KeysStore} from '../keys/keys-store.js'
 import {keyState} from '../keys/key-types.js'
@@ -14,7 +15,7 @@ import {storeParts} from '../stores.js'
 
 /** One line of `leads status`: ok, failing, or not configured (null). */
 interface StatusCheck {
-  check: 'database' | 'master key' | 'redis' | 'daemon' | 'client'
+  check: 'database' | 'galera' | 'master key' | 'redis' | 'daemon' | 'client'
   ok: boolean | null
   summary: string
   hint?: string
@@ -41,7 +42,7 @@ const CHECK_TIMEOUT_MS = 2000
 
 /**
  * What the operator commands and the client commands would use, checked: the database (where,
- * reachable, migrations), the master key, Redis, the daemon's /readyz, and for the client
+ * reachable, migrations; on a Galera cluster the nodes the daemons write through), the master key, Redis, the daemon's /readyz, and for the client
  * settings which key the token is, its customer, scopes and rate-limit state. Never prints a
  * secret: a token is named by its key, a URL without its password.
  */
@@ -51,8 +52,10 @@ export async function statusReport(config: Config, cwd: string, client: ClientSe
     // The stores alone: createServices would migrate the embedded database, require the master key
     // and connect Redis, all of which status reports on rather than needs.
     const keys = database.db && (await storeParts(database.db)('keys'))
+    const galera = await galeraCheck(database.db)
     const checks = [
       database.check,
+      ...(galera ? [galera] : []),
       masterKeyCheck(database.config ?? config),
       await redisCheck(config),
       await daemonCheck(config, client),

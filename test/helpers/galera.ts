@@ -5,6 +5,7 @@
 import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
+import net from 'node:net'
 import path from 'node:path'
 
 import mysql from 'mysql2/promise'
@@ -13,14 +14,17 @@ import {ensureHaproxy} from './haproxy.js'
 import {waitUntil} from './local-servers.js'
 
 const PROVIDER = '/usr/lib/galera/libgalera_smm.so'
-/** Loopback ports: group communication, incremental and full state transfer, SQL, the health check. */
-const GCOMM_PORT = 4571
-const IST_PORT = 4574
-const SST_PORT = 4577
-const SQL_PORT = 24571
-const CHECK_PORT = 24581
-const BALANCER_PORT = 24590
-const STATS_PORT = 24591
+/**
+ * Loopback ports, from `base` (4571 unless the caller gives another): group communication,
+ * incremental and full state transfer at base, base + 3 and base + 6 (one per node), SQL at
+ * base + 20000, the health checks at base + 20010, HAProxy at base + 20019 and its statistics at
+ * base + 20020. Two clusters on one machine need bases at least 30 apart; the topology suite's is
+ * 4571, `npm run test:galera`'s 4671.
+ */
+export const TOPOLOGY_SUITE_BASE_PORT = 4571
+function portsFrom(base: number) {
+  return {gcomm: base, ist: base + 3, sst: base + 6, sql: base + 20_000, check: base + 20_010, balancer: base + 20_019, stats: base + 20_020}
+}
 
 /** One node: its data directory and SQL port; `process` is null while it is down. */
 export interface GaleraNode {
@@ -45,22 +49,38 @@ export class GaleraCluster {
   private balancerProcess: ChildProcess | null = null
   private readonly checks: http.Server[] = []
 
+  private readonly ports: ReturnType<typeof portsFrom>
+
   private constructor(
     private readonly dir: string,
     size: number,
+    basePort: number,
   ) {
+    this.ports = portsFrom(basePort)
     this.nodes = Array.from({length: size}, (_, index) => ({
       index,
       datadir: path.join(dir, `node${index + 1}`),
-      port: SQL_PORT + index,
-      url: `mysql://root@127.0.0.1:${SQL_PORT + index}`,
+      port: this.ports.sql + index,
+      url: `mysql://root@127.0.0.1:${this.ports.sql + index}`,
       process: null,
     }))
   }
 
   /** Where the service connects: HAProxy, which sends every connection to the first node that is Synced. */
   get url(): string {
-    return `mysql://root@127.0.0.1:${BALANCER_PORT}`
+    return `mysql://root@127.0.0.1:${this.ports.balancer}`
+  }
+
+  /**
+   * The ports of a cluster from `basePort` that something on loopback already listens on: a
+   * second cluster on the same ports would join or break the first, so a caller that finds any
+   * waits for it to stop rather than start beside it.
+   */
+  static async portsInUse(basePort = TOPOLOGY_SUITE_BASE_PORT, size = 3): Promise<number[]> {
+    const ports = portsFrom(basePort)
+    const all = [...Array.from({length: size}, (_, i) => [ports.gcomm + i, ports.sql + i, ports.check + i]).flat(), ports.balancer, ports.stats]
+    const taken = await Promise.all(all.map(listening))
+    return all.filter((_, i) => taken[i])
   }
 
   /**
@@ -68,8 +88,8 @@ export class GaleraCluster {
    * others one after the other (each takes a full state transfer, rsync, from a member), then
    * HAProxy and its health checks.
    */
-  static async start(dir: string, size = 3): Promise<GaleraCluster> {
-    const cluster = new GaleraCluster(dir, size)
+  static async start(dir: string, {size = 3, basePort = TOPOLOGY_SUITE_BASE_PORT} = {}): Promise<GaleraCluster> {
+    const cluster = new GaleraCluster(dir, size, basePort)
     fs.chownSync(dir, ...mysqlIds())
     for (const node of cluster.nodes) {
       fs.mkdirSync(node.datadir)
@@ -97,7 +117,7 @@ export class GaleraCluster {
   /** Starts a node (again) and waits until it is Synced; `bootstrap` forms a new cluster on it. */
   async startNode(index: number, {bootstrap = false} = {}): Promise<void> {
     const node = this.nodes[index]!
-    const gcomm = this.nodes.map((_, i) => `127.0.0.1:${GCOMM_PORT + i}`).join(',')
+    const gcomm = this.nodes.map((_, i) => `127.0.0.1:${this.ports.gcomm + i}`).join(',')
     const args = [
       '--no-defaults',
       `--datadir=${node.datadir}`,
@@ -119,9 +139,9 @@ export class GaleraCluster {
       `--wsrep-cluster-address=gcomm://${gcomm}`,
       `--wsrep-node-name=node${index + 1}`,
       '--wsrep-node-address=127.0.0.1',
-      `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${GCOMM_PORT + index};ist.recv_addr=127.0.0.1:${IST_PORT + index};gcache.size=64M`,
+      `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${this.ports.gcomm + index};ist.recv_addr=127.0.0.1:${this.ports.ist + index};gcache.size=64M`,
       '--wsrep-sst-method=rsync',
-      `--wsrep-sst-receive-address=127.0.0.1:${SST_PORT + index}`,
+      `--wsrep-sst-receive-address=127.0.0.1:${this.ports.sst + index}`,
       ...(bootstrap ? ['--wsrep-new-cluster'] : []),
     ]
     node.process = spawn('mariadbd', args, {stdio: 'ignore'})
@@ -165,7 +185,7 @@ export class GaleraCluster {
 
   /** What HAProxy says of each node: UP or DOWN, and its sessions now. */
   async balancerStats(): Promise<Array<{node: string; status: string; sessions: number; total: number}>> {
-    const csv = await (await fetch(`http://127.0.0.1:${STATS_PORT}/stats;csv`)).text()
+    const csv = await (await fetch(`http://127.0.0.1:${this.ports.stats}/stats;csv`)).text()
     const [header, ...rows] = csv.trim().split('\n')
     const columns = header!.replace(/^# /, '').split(',')
     const at = (name: string) => columns.indexOf(name)
@@ -207,7 +227,7 @@ export class GaleraCluster {
           response.end()
         })
       })
-      await new Promise<void>((resolve) => server.listen(CHECK_PORT + node.index, '127.0.0.1', resolve))
+      await new Promise<void>((resolve) => server.listen(this.ports.check + node.index, '127.0.0.1', resolve))
       this.checks.push(server)
     }
     const config = [
@@ -221,7 +241,7 @@ export class GaleraCluster {
       '  timeout client 1h',
       '  timeout server 1h',
       'frontend mysql',
-      `  bind 127.0.0.1:${BALANCER_PORT}`,
+      `  bind 127.0.0.1:${this.ports.balancer}`,
       '  default_backend galera',
       'backend galera',
       '  option httpchk GET /',
@@ -229,11 +249,11 @@ export class GaleraCluster {
       '  default-server inter 500ms fall 2 rise 2 on-marked-down shutdown-sessions',
       ...this.nodes.map(
         (node) =>
-          `  server node${node.index + 1} 127.0.0.1:${node.port} check port ${CHECK_PORT + node.index}${node.index === 0 ? ' on-marked-up shutdown-backup-sessions' : ' backup'}`,
+          `  server node${node.index + 1} 127.0.0.1:${node.port} check port ${this.ports.check + node.index}${node.index === 0 ? ' on-marked-up shutdown-backup-sessions' : ' backup'}`,
       ),
       'listen stats',
       '  mode http',
-      `  bind 127.0.0.1:${STATS_PORT}`,
+      `  bind 127.0.0.1:${this.ports.stats}`,
       '  stats enable',
       '  stats uri /stats',
       '',
@@ -255,6 +275,21 @@ export class GaleraCluster {
       15_000,
     )
   }
+}
+
+/** True when something accepts TCP connections on the loopback port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({host: '127.0.0.1', port})
+    const answer = (accepted: boolean) => {
+      socket.destroy()
+      resolve(accepted)
+    }
+    socket.setTimeout(1000)
+    socket.once('connect', () => answer(true))
+    socket.once('error', () => answer(false))
+    socket.once('timeout', () => answer(false))
+  })
 }
 
 /** The uid and gid of the `mysql` user the nodes run as. */

@@ -62,9 +62,10 @@ export interface OwnMariadb {
 
 /**
  * Starts mariadbd on `port` with `datadir` (created with mariadb-install-db when new), as root
- * with root's empty password on loopback only, and waits until it answers.
+ * with root's empty password on loopback only, and waits until it answers; `extraArgs` go to
+ * mariadbd after the usual ones (`--read-only`, `--log-bin`, `--server-id=2`).
  */
-export async function startMariadb(datadir: string, port: number): Promise<OwnMariadb> {
+export async function startMariadb(datadir: string, port: number, extraArgs: string[] = []): Promise<OwnMariadb> {
   if (!fs.existsSync(path.join(datadir, 'mysql'))) {
     await run('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root'])
   }
@@ -80,6 +81,7 @@ export async function startMariadb(datadir: string, port: number): Promise<OwnMa
       `--log-error=${path.join(datadir, 'error.log')}`,
       '--innodb-buffer-pool-size=64M',
       '--skip-name-resolve',
+      ...extraArgs,
     ],
     {stdio: 'ignore'},
   )

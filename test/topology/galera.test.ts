@@ -10,9 +10,11 @@ import {LeadsApiClient} from '../../src/client/api-client.js'
 import {LeadWriter} from '../../src/client/lead-writer.js'
 import {pullLeads} from '../../src/client/pull.js'
 import {loadConfig} from '../../src/config/config.js'
+import {HEARTBEAT_MS, LIVE_MS} from '../../src/db/writer-nodes.js'
 import {createServices, type Services} from '../../src/services.js'
 import {TEST_MASTER_KEY} from '../helpers/backends.js'
-import {GaleraCluster} from '../helpers/galera.js'
+import {runCliProcess} from '../helpers/cli.js'
+import {GaleraCluster, TOPOLOGY_SUITE_BASE_PORT} from '../helpers/galera.js'
 import {freePort, killRedis, startRedis, waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
 
@@ -49,7 +51,8 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
   before(async function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-galera-'))
     process.once('exit', killAll)
-    cluster = await GaleraCluster.start(dir)
+    // LEADS_GALERA_BASE_PORT moves the cluster off the ports CI's run of this suite uses.
+    cluster = await GaleraCluster.start(dir, {basePort: Number(process.env['LEADS_GALERA_BASE_PORT'] ?? TOPOLOGY_SUITE_BASE_PORT)})
     const admin = await mysql.createConnection({uri: cluster.url})
     await admin.query('CREATE DATABASE leads CHARACTER SET utf8mb4')
     await admin.end()
@@ -61,6 +64,7 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
       LEADS_MASTER_KEY: TEST_MASTER_KEY,
       LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost',
       LEADS_LOG_LEVEL: 'warn',
+      LEADS_METRICS: '1',
     }
     services = await createServices(loadConfig(env), {autoMigrate: true})
     receiver = await new Receiver().start()
@@ -136,6 +140,22 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
       await connection.end()
     }
   }
+
+  /** The multi-writer errors in a daemon's log: the nodes each names. */
+  const multiWriterErrors = (log: string): string[][] =>
+    (fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '')
+      .split('\n')
+      .filter((line) => line.includes('Galera nodes at once'))
+      .map((line) => (JSON.parse(line) as {nodes: string[]}).nodes)
+  /** What `leads status --json` says of the Galera nodes the daemons write through. */
+  const galeraStatus = async () => {
+    const result = await runCliProcess(['status', '--json'], env)
+    const checks = (JSON.parse(result.stdout) as {checks: Array<{check: string; ok: boolean; summary: string; details: {nodes: string[]; writers: unknown[]}}>})
+      .checks
+    return checks.find((check) => check.check === 'galera')!
+  }
+  const writerNodesMetric = async (daemon: DaemonProcess) =>
+    Number((await (await fetch(`${daemon.url}/metrics`)).text()).match(/^leads_galera_writer_nodes (\d+)$/m)?.[1])
 
   let report = ''
 
@@ -286,9 +306,22 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
     expect(statuses.get(500) ?? 0, 'requests answered 500').to.equal(0)
   })
 
+  it('sees one writer node through the failover and the move back: no multi-writer error, leads status and the metric say one node', async function () {
+    // Every daemon has recorded the node it writes through since node1 took the writes again.
+    await new Promise((resolve) => setTimeout(resolve, 2 * HEARTBEAT_MS + 500))
+    for (const log of logs.values()) expect(multiWriterErrors(log), path.basename(log)).to.deep.equal([])
+    const status = await galeraStatus()
+    expect(status, status.summary).to.include({ok: true, summary: '3 daemons write through node1'})
+    expect(await writerNodesMetric(apis[0]!)).to.equal(1)
+  })
+
   it('keeps one lead per person when two daemons write to two nodes at once (several writers: not supported, but merges hold)', async function () {
     // Each daemon on a node of its own, no balancer: the match-key locks conflict at certification and the loser runs again.
-    const onNodes = await Promise.all([0, 1].map((i) => spawnDaemon({...env, LEADS_DATABASE_URL: `${cluster.nodes[i]!.url}/leads`}, 'api')))
+    const nodeLogs = [0, 1].map((i) => path.join(dir, `on-node${i + 1}.log`))
+    const spawnedAt = Date.now()
+    const onNodes = await Promise.all(
+      [0, 1].map((i) => spawnDaemon({...env, LEADS_DATABASE_URL: `${cluster.nodes[i]!.url}/leads`}, 'api', undefined, undefined, nodeLogs[i])),
+    )
     daemons.push(...onNodes)
     const PEOPLE = 10
     const PER_PERSON = 8
@@ -326,7 +359,32 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
       `      two writers: ${PEOPLE * PER_PERSON} creates of ${PEOPLE} people, ${(await conflicts()) - conflictsBefore} certification conflicts retried, one lead per person`,
     )
     expect(statuses.get(500) ?? 0, 'requests answered 500').to.equal(0)
+
+    // Several writers are seen: by the daemons on the two nodes and by those behind HAProxy (on node1).
+    const detectedAfter = await waitUntil(
+      () => [...nodeLogs, path.join(dir, 'api0.log')].every((log) => multiWriterErrors(log).length > 0),
+      'every daemon to log the multi-writer error',
+      30_000,
+    )
+    expect(detectedAfter).to.equal(true)
+    const detectedSeconds = (Date.now() - spawnedAt) / 1000
+    for (const log of [...nodeLogs, path.join(dir, 'api0.log')]) expect(multiWriterErrors(log)[0], path.basename(log)).to.deep.equal(['node1', 'node2'])
+    const seen = await galeraStatus()
+    expect(seen.ok, seen.summary).to.equal(false)
+    expect(seen.summary).to.equal('daemons write through 2 nodes at once (node1, node2): several writers are not supported')
+    expect(await writerNodesMetric(onNodes[1]!)).to.equal(2)
+    expect(await writerNodesMetric(apis[0]!)).to.equal(2)
+    console.log(
+      `      two writers seen within ${detectedSeconds.toFixed(1)} s of the second daemon's start: logged by both node daemons and api0, leads status: ${seen.summary}`,
+    )
+
+    // Once the daemon on node2 stops, one node is written through again.
     await Promise.all(onNodes.map((daemon) => daemon.stop()))
+    await new Promise((resolve) => setTimeout(resolve, LIVE_MS + 2 * HEARTBEAT_MS))
+    const after = await galeraStatus()
+    expect(after, after.summary).to.include({ok: true, summary: '3 daemons write through node1'})
+    expect(await writerNodesMetric(apis[0]!)).to.equal(1)
+    expect(fs.readFileSync(path.join(dir, 'api0.log'), 'utf8')).to.include('daemons write through one Galera node again')
   })
 
   it('refuses writes with 503 and Retry-After once two of three nodes are lost, says why in /readyz, and writes nothing half', async function () {
@@ -355,7 +413,8 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
     ] as const) {
       const response = await fetch(daemon.url + LEADS, {
         method: 'POST',
-        headers: {...headers(), 'idempotency-key': `no-quorum-${name}`},
+        // An Idempotency-Key is printable ASCII without spaces: the name's spaces would make it a 400.
+        headers: {...headers(), 'idempotency-key': `no-quorum-${name.replaceAll(' ', '-')}`},
         body: JSON.stringify({contact_name: 'No Quorum', contact_email: 'no-quorum@example.org'}),
       })
       expect(response.status, name).to.equal(503)

@@ -7,6 +7,7 @@ import {expect} from 'chai'
 import {FIELD_TYPES, LEAD_LINE_VALUES} from '../../../src/customers/customer-types.js'
 import {createDb} from '../../../src/db/knex.js'
 import {migrateLatest} from '../../../src/db/migrate.js'
+import {WRITER_LIMITS} from '../../../src/db/writer-nodes.js'
 import {defaultWorkerId, WORKER_ID_MAX_LENGTH} from '../../../src/deliveries/delivery-worker.js'
 import {DELIVERY_STATUSES} from '../../../src/deliveries/delivery-types.js'
 import {BREAKER_STATES} from '../../../src/webhooks/webhook-types.js'
@@ -111,6 +112,10 @@ const WRITTEN: Record<string, number> = {
   'delivery_attempts.delivery_id': UUID,
   'delivery_attempts.error': 500,
   'delivery_attempts.outcome': longest(['success', 'retry', 'final', 'terminal']),
+  'database_writers.daemon': WRITER_LIMITS.daemon,
+  'database_writers.role': WRITER_LIMITS.role,
+  'database_writers.node_id': WRITER_LIMITS.nodeId,
+  'database_writers.node_name': WRITER_LIMITS.nodeName,
 }
 
 describe('input caps against the columns the migrations create', function () {

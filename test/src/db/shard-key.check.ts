@@ -26,6 +26,7 @@ const OWNED_THROUGH_PARENT: Record<string, {column: string; why: string}> = {
 const GLOBAL_TABLES: Record<string, string> = {
   knex_migrations: 'the migrations applied',
   knex_migrations_lock: 'the migration lock',
+  database_writers: 'the daemons of a Galera cluster and the node each writes through',
 }
 
 interface Allowed {
