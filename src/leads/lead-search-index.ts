@@ -49,8 +49,6 @@ export class LeadSearchIndex {
    */
   async rebuild(customerId?: string): Promise<number> {
     const customers = customerId === undefined ? await this.customers.customerIds() : [customerId]
-    // The migration that made the table calls this before the one that added the filters and `words`.
-    const full = await this.db.schema.hasColumn('lead_search_words', 'words')
     let indexed = 0
     for (const id of customers) {
       for (let after = ''; ;) {
@@ -74,7 +72,7 @@ export class LeadSearchIndex {
           const rows = leads.flatMap((lead) => {
             const stored = {id: lead.id, customerId: id, contactName: lead.contact_name, contactEmail: lead.contact_email}
             const filters = {status: lead.status, stageId: lead.stage_id, leadLine: lead.lead_line}
-            return full ? wordRows({...stored, ...filters}) : leadWords(stored).map((word) => ({customer_id: id, word, lead_id: lead.id}))
+            return wordRows({...stored, ...filters})
           })
           const chunk = rowsPerInsert(this.db)
           for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))
