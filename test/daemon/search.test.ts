@@ -21,6 +21,7 @@ const PEOPLE = {
   obrien: ["Seán O'Brien", 'SEAN@OBRIEN.example', null],
   percent: ['100% Real', null, '5550104000'],
   nobody: [null, 'ada@example.org', null],
+  dana: ['Dana Dobbs', 'dd@example.org', null],
 } as const
 
 /**
@@ -95,6 +96,8 @@ describe('search', function () {
       ['100%', ['percent'], 'a % is punctuation, not a wildcard'],
       ['_', [], 'nor is _'],
       ['--', [], 'a term of punctuation only matches nothing'],
+      ['d', ['dana', 'graceMarie'], 'a lead with several words beginning with the term is found and counted once'],
+      ['d dob', ['dana'], 'and so with several terms'],
     ]
     for (const [term, expected, why] of cases) {
       it(`${JSON.stringify(term)} finds ${expected.length === 0 ? 'nothing' : expected.join(', ')}: ${why}`, async function () {
