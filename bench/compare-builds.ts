@@ -9,6 +9,12 @@
  * Run (each checkout built, e.g. a `git worktree` of the commit before a change):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
  *     node dist/bench/compare-builds.js <checkout A> <checkout B>
+ * The figures go to bench/results/compare-builds-<ISO 8601 basic time>.json.
+ *
+ * Both daemons share this checkout's schema. A build older than a migration refuses a database
+ * that has it (knex: "the migration directory is corrupt"); when the newer migrations only add
+ * what the older code can ignore (columns with defaults, tables it never reads), copy their
+ * compiled files into the older build's dist/migrations for the run.
  * A checkout may carry settings for its daemon after commas, to compare one build with itself:
  *   node dist/bench/compare-builds.js .,LEADS_CREATE_GUESS=on .,LEADS_CREATE_GUESS=off
  */
@@ -18,9 +24,10 @@ import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
-import {cpuTimes, stealReport} from './host-steal.js'
+import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
 import {LoadConnection} from './http-load.js'
 import {median, p99} from './push-floor.js'
+import {checkoutCommit, writeResults} from './results-file.js'
 
 const SEQUENTIAL = 1000
 const ROUNDS = 6
@@ -93,6 +100,7 @@ async function bulk(connection: LoadConnection): Promise<number> {
   return performance.now() - started
 }
 
+const startedAt = new Date()
 const cpuAtStart = cpuTimes()
 try {
   for (const build of builds) for (let i = 0; i < 200; i++) await create(build.connections[0]!)
@@ -140,3 +148,41 @@ console.log(
   `B against A: c=1 median ${change(median(b.sequential), median(a.sequential))}, c=${CONCURRENCY} median rate ${change(median(b.rates), median(a.rates))}, bulk median ${change(median(b.bulks), median(a.bulks))}`,
 )
 console.log(stealReport(cpuAtStart, cpuAtEnd))
+
+const figures = (build: Build) => ({
+  c1_median_ms: median(build.sequential),
+  c1_p99_ms: p99(build.sequential),
+  c16_per_s_bursts: build.rates,
+  c16_per_s_median: median(build.rates),
+  bulk_500_new_median_ms: median(build.bulks),
+  bulk_500_new_p99_ms: p99(build.bulks),
+})
+const file = writeResults('compare-builds', startedAt, {
+  bench: 'bench/compare-builds.ts',
+  command: `node dist/bench/compare-builds.js ${process.argv.slice(2).join(' ')}`.trim(),
+  started_at: startedAt.toISOString(),
+  settings: {
+    sequential: SEQUENTIAL,
+    rounds: ROUNDS,
+    burst: BURST,
+    concurrency: CONCURRENCY,
+    bulks: BULKS,
+    database: 'MariaDB',
+    redis: Boolean(redisUrl),
+    role: 'api',
+  },
+  builds: builds.map((build, i) => ({
+    name: i === 0 ? 'A' : 'B',
+    checkout: build.label,
+    settings: specs[i]!.settings,
+    ...checkoutCommit(specs[i]!.root),
+    ...figures(build),
+  })),
+  b_over_a: {
+    c1_median: median(b.sequential) / median(a.sequential),
+    c16_rate: median(b.rates) / median(a.rates),
+    bulk_median: median(b.bulks) / median(a.bulks),
+  },
+  steal_percent: stealPercent(cpuAtStart, cpuAtEnd),
+})
+console.log(`results: ${file}`)

@@ -17,7 +17,7 @@
  * temporary directory go away when it ends, fails or is interrupted; it stops itself after
  * --limit-minutes (default 20). The figures go to bench/results/galera-<ISO 8601 basic time>.json.
  */
-import {execFile, execFileSync} from 'node:child_process'
+import {execFile} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -31,6 +31,7 @@ import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {GaleraCluster} from '../test/helpers/galera.js'
 import {type DaemonProcess, ROOT, spawnDaemon} from './daemon-process.js'
+import {checkoutCommit, writeResults} from './results-file.js'
 
 const WRK = '/usr/bin/wrk'
 const SCRIPT = path.join(ROOT, 'bench/wrk/create.lua')
@@ -288,18 +289,11 @@ const single = figures(samples.single)
 const onCluster = figures(samples.cluster)
 const ratio = Object.fromEntries(Object.entries(onCluster).map(([key, value]) => [key, value / single[key as keyof typeof single]]))
 
-const commit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], {cwd: ROOT, encoding: 'utf8'}).trim()
-  } catch {
-    return null
-  }
-})()
 const result = {
   bench: 'bench/galera.ts',
   command: `node dist/bench/galera.js ${process.argv.slice(2).join(' ')}`.trim(),
   started_at: startedAt.toISOString(),
-  commit,
+  commit: checkoutCommit().commit,
   machine: {cores: os.cpus().length, node: process.version, load_average_at_start: loadAtStart, load_average_at_end: os.loadavg()},
   settings: {
     rounds: ROUNDS,
@@ -323,16 +317,7 @@ const result = {
   figures: {single, cluster: onCluster, cluster_over_single: ratio},
   samples,
 }
-const file = path.join(
-  ROOT,
-  'bench/results',
-  `galera-${startedAt
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}.json`,
-)
-fs.mkdirSync(path.dirname(file), {recursive: true})
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
+const file = writeResults('galera', startedAt, result)
 
 console.log(
   `One MariaDB server against a three-node Galera cluster through HAProxy (single writer), ${targets[0]?.seeded} leads seeded per target, ${ROUNDS} rounds alternating:`,

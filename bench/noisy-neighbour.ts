@@ -21,7 +21,6 @@
  * The Redis db is flushed: give the bench one nothing else uses. For a short try:
  * LEADS_BENCH_WORKERS=1 LEADS_BENCH_BACKLOG=100 LEADS_BENCH_SECONDS=5 (defaults 1,2 and 1500 and 30).
  */
-import {execFileSync} from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
@@ -38,6 +37,7 @@ import {type DaemonProcess, ROOT, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealReport} from './host-steal.js'
 import {databasePid, findProcess, meterCpu, type CpuShares} from './process-cpu.js'
 import {barePost} from './bare-post.js'
+import {checkoutCommit, writeResults} from './results-file.js'
 
 const HEALTHY_CUSTOMERS = 8
 const DEAD_CUSTOMERS = 2
@@ -487,25 +487,12 @@ try {
 const floorResult = await floor()
 const steal = stealReport(cpuAtStart, cpuTimes())
 
-const gitCommit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], {cwd: ROOT, encoding: 'utf8'}).trim()
-  } catch {
-    return null
-  }
-})()
-const gitDirty = (() => {
-  try {
-    return execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {cwd: ROOT, encoding: 'utf8'}).trim() !== ''
-  } catch {
-    return null
-  }
-})()
+const checkout = checkoutCommit()
 const result = {
   bench: 'noisy-neighbour',
   started_at: startedAt.toISOString(),
-  git_commit: gitCommit,
-  git_dirty: gitDirty,
+  git_commit: checkout.commit,
+  git_dirty: checkout.dirty,
   host: {
     cores: os.cpus().length,
     loadavg_at_start: loadAtStart.map((value) => round(value, 2)),
@@ -532,17 +519,7 @@ const result = {
   floor: floorResult,
   steal,
 }
-const resultsDir = path.join(ROOT, 'bench/results')
-fs.mkdirSync(resultsDir, {recursive: true})
-// ISO 8601 basic format: no colons in the file name.
-const file = path.join(
-  resultsDir,
-  `noisy-neighbour-${startedAt
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}.json`,
-)
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
+const file = writeResults('noisy-neighbour', startedAt, result)
 
 const ms = (value: number | null) => (value === null ? 'never' : `${value.toFixed(1)} ms`)
 const seconds = (value: number | null) => (value === null ? 'not all' : `${value.toFixed(1)} s`)

@@ -22,7 +22,8 @@
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
  *     node dist/bench/push-wrk.js [--rounds 6] [--seconds 5] [--warmup 5] [--unkeyed] [<checkout A> [<checkout B>]]
  * A quick check that it works end to end: --rounds 2 --seconds 1 --warmup 1.
- * The figures go to bench/results/push-wrk-<ISO 8601 basic time>.json.
+ * The figures go to bench/results/push-wrk-<ISO 8601 basic time>.json. An older build runs on
+ * this checkout's schema as in compare-builds.ts.
  */
 import {execFile, execFileSync, spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
@@ -38,6 +39,7 @@ import {checkoutSpec, type DaemonProcess, freePort, ROOT, spawnDaemon} from './d
 import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
 import {databasePid, meterCpu} from './process-cpu.js'
 import type {FloorReport, FloorRequest} from './push-floor-server.js'
+import {checkoutCommit, writeResults} from './results-file.js'
 
 const WRK = '/usr/bin/wrk'
 const SCRIPT = path.join(ROOT, 'bench/wrk/create.lua')
@@ -169,15 +171,6 @@ async function wrk(label: string, url: string, concurrency: number, seconds: num
   return result
 }
 
-const commitOf = (root: string) => {
-  try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], {cwd: root, encoding: 'utf8'}).trim()
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {cwd: root, encoding: 'utf8'}).trim() !== ''
-    return {commit, dirty}
-  } catch {
-    return {commit: null, dirty: null}
-  }
-}
 const wrkVersion = (() => {
   try {
     return execFileSync(WRK, ['-v'], {encoding: 'utf8'}).split('\n')[0]!.trim()
@@ -293,8 +286,8 @@ const result = {
   bench: 'bench/push-wrk.ts',
   command: `node dist/bench/push-wrk.js ${process.argv.slice(2).join(' ')}`.trim(),
   started_at: startedAt.toISOString(),
-  git_commit: commitOf(ROOT).commit,
-  builds: specs.map(({name, label, root, settings}) => ({name, checkout: label, root, settings, ...commitOf(root)})),
+  git_commit: checkoutCommit().commit,
+  builds: specs.map(({name, label, root, settings}) => ({name, checkout: label, root, settings, ...checkoutCommit(root)})),
   host: {cores: os.cpus().length, node: process.version, wrk: wrkVersion},
   settings: {
     rounds: ROUNDS,
@@ -313,16 +306,7 @@ const result = {
   bursts,
   steal_percent: steal,
 }
-const resultsDir = path.join(ROOT, 'bench/results')
-fs.mkdirSync(resultsDir, {recursive: true})
-const file = path.join(
-  resultsDir,
-  `push-wrk-${startedAt
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}.json`,
-)
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
+const file = writeResults('push-wrk', startedAt, result)
 
 console.log(
   `Single creates through the daemon (role api, MariaDB${redisUrl ? ' + Redis' : ''}) against the floor (HTTP + one lead-and-event transaction into copies of the service's tables), wrk with one thread: after a ${WARMUP_SECONDS} s warm-up burst of each, ${ROUNDS} rounds of ${SECONDS} s bursts at c=16 then at c=1, alternating`,

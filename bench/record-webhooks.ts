@@ -4,12 +4,12 @@
  * output's lines and the figures read from them (null where a line was not found).
  * Run: npm run bench:webhooks:record (the same environment as npm run bench:webhooks).
  */
-import {execFileSync, spawn} from 'node:child_process'
-import fs from 'node:fs'
+import {spawn} from 'node:child_process'
 import os from 'node:os'
 import path from 'node:path'
 
 import {ROOT} from './daemon-process.js'
+import {checkoutCommit, writeResults} from './results-file.js'
 
 const startedAt = new Date()
 const loadAtStart = os.loadavg()
@@ -25,18 +25,11 @@ const number = (pattern: RegExp): number | null => {
   const match = pattern.exec(output)
   return match ? Number(match[1]) : null
 }
-const gitCommit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], {cwd: ROOT, encoding: 'utf8'}).trim()
-  } catch {
-    return null
-  }
-})()
 const result = {
   bench: 'webhooks',
   command: 'npm run bench:webhooks',
   started_at: startedAt.toISOString(),
-  git_commit: gitCommit,
+  git_commit: checkoutCommit().commit,
   exit_code: exitCode,
   host: {cores: os.cpus().length, loadavg_at_start: loadAtStart, loadavg_at_end: os.loadavg(), node: process.version},
   figures: {
@@ -53,15 +46,6 @@ const result = {
   },
   output: output.trimEnd().split('\n'),
 }
-const resultsDir = path.join(ROOT, 'bench/results')
-fs.mkdirSync(resultsDir, {recursive: true})
-const file = path.join(
-  resultsDir,
-  `webhooks-${startedAt
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}.json`,
-)
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`)
+const file = writeResults('webhooks', startedAt, result)
 console.log(`results: ${path.relative(process.cwd(), file)}`)
 process.exitCode = exitCode ?? 1

@@ -9,12 +9,9 @@
  * Without LEADS_BENCH_MYSQL_URL it runs on SQLite in LEADS_BENCH_SQLITE_FILE (default /tmp/leads-scale.db).
  * --keep reuses the leads an earlier run seeded with the same sizes (seeding 1M takes minutes).
  */
-import {execFileSync} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import {fileURLToPath} from 'node:url'
 import {parseArgs} from 'node:util'
 
 import {startDaemon} from '../daemon/server.js'
@@ -25,6 +22,7 @@ import type {LeadRecord} from '../src/leads/lead-types.js'
 import type {LeadFilters, LeadPageRequest} from '../src/leads/lead-query-store.js'
 import {createLogger} from '../src/log/logger.js'
 import {createStores} from '../src/stores.js'
+import {checkoutCommit, writeResults} from './results-file.js'
 
 const {values: args} = parseArgs({
   options: {
@@ -35,7 +33,6 @@ const {values: args} = parseArgs({
     only: {type: 'string'},
   },
 })
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const startedAt = new Date()
 const loadAtStart = os.loadavg()
 const MAIN = Number(args.leads)
@@ -259,13 +256,6 @@ async function timeFloor(benchCase: Case): Promise<number | null> {
 function round(value: number): number {
   return Math.round(value * 10) / 10
 }
-function git(gitArgs: string[]): string | null {
-  try {
-    return execFileSync('git', gitArgs, {cwd: ROOT, encoding: 'utf8'}).trim()
-  } catch {
-    return null
-  }
-}
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 const rows: string[][] = []
 const measured: Array<{name: string; query: string; statuses: number[]; median_ms: number; p99_ms: number; floor_median_ms: number | null; bar: string}> = []
@@ -310,26 +300,17 @@ await daemon.stop()
 await db.destroy()
 
 const backend = mysqlUrl ? 'MariaDB' : 'SQLite'
+const checkout = checkoutCommit()
 const result = {
   bench: 'scale',
   started_at: startedAt.toISOString(),
-  git_commit: git(['rev-parse', 'HEAD']),
-  git_dirty: git(['status', '--porcelain', '--untracked-files=no']) !== '',
+  git_commit: checkout.commit,
+  git_dirty: checkout.dirty,
   host: {cores: os.cpus().length, loadavg_at_start: loadAtStart.map(round), loadavg_at_end: os.loadavg().map(round), node: process.version},
   settings: {database: backend, leads: MAIN, others: OTHERS, other_customers: OTHER_CUSTOMERS, samples: SAMPLES, seeded: !(args.keep && seedSeconds < 60)},
   cases: measured,
 }
-const resultsDir = path.join(ROOT, 'bench/results')
-fs.mkdirSync(resultsDir, {recursive: true})
-// ISO 8601 basic format: no colons in the file name.
-const resultFile = path.join(
-  resultsDir,
-  `scale-${backend.toLowerCase()}-${startedAt
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}.json`,
-)
-fs.writeFileSync(resultFile, `${JSON.stringify(result, null, 2)}\n`)
+const resultFile = writeResults(`scale-${backend.toLowerCase()}`, startedAt, result)
 process.stderr.write(`results: ${path.relative(process.cwd(), resultFile)}\n`)
 console.log(
   `GET /api/agents/crm/leads on ${backend}: ${MAIN.toLocaleString('en-US')} leads in one customer + ${OTHERS.toLocaleString('en-US')} over ${OTHER_CUSTOMERS} others (${args.keep && seedSeconds < 60 ? 'kept from an earlier run' : `seeded in ${seedSeconds.toFixed(0)} s`}), ${SAMPLES} requests per case over loopback HTTP with an internal key; floor = the page's and the total's SQL run directly, at once`,
