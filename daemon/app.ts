@@ -8,7 +8,6 @@ import {clientAddress} from './middleware/client-address.js'
 import {allowedMethods} from './middleware/allowed-methods.js'
 import {requireAuthentication} from './middleware/auth.js'
 import {errorEnvelope} from './middleware/errors.js'
-import {jsonBody} from './middleware/json-body.js'
 import {recordMetrics} from './middleware/metrics.js'
 import {rateLimit} from './middleware/rate-limit.js'
 import {identifyCaller} from './middleware/identify-caller.js'
@@ -22,9 +21,10 @@ import {webhookRoutes} from './routes/webhooks.js'
  * The public API as a Koa app, in the order a request travels: the client's address, context
  * and error envelope, health probes, caller identification (which guards the address's keyless
  * budget), the key's rate limit, the API document, a wrong method on a public path,
- * authentication, a wrong method on an API path, body parsing, then the routes. API paths are
- * checked after authentication, so that an anonymous caller learns nothing about them; public
- * paths before it, as they need no credentials.
+ * authentication, a wrong method on an API path, then the routes, which check the key's scope
+ * before they parse a body (a key without the scope gets its 403 whatever it sent). API paths
+ * are checked after authentication, so that an anonymous caller learns nothing about them;
+ * public paths before it, as they need no credentials.
  */
 export function createApp(services: Services, logger: Logger): Koa<AppState> {
   const app = new Koa<AppState>({proxy: false})
@@ -48,7 +48,6 @@ export function createApp(services: Services, logger: Logger): Koa<AppState> {
   app.use(allowedMethods(health, openApi))
   app.use(requireAuthentication)
   app.use(allowedMethods(api))
-  app.use(jsonBody())
   app.use(api.routes())
   return app
 }

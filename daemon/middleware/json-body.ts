@@ -48,6 +48,10 @@ function rethrowAsRequestError(error: Error & {status?: number; code?: string}, 
   if (error.status === undefined && error.code?.startsWith('Z_')) {
     throw new ValidationError(`Request body could not be decompressed as Content-Encoding "${encoding}".`)
   }
+  // Strict parsing refuses a JSON scalar (null, a string, a number): valid JSON, but not a body.
+  if (/only supports object and array/.test(error.message)) {
+    throw new ValidationError('Request body must be a JSON object.', 'body')
+  }
   if (/forbidden prototype property/.test(error.message)) {
     throw new ValidationError('Request body must not contain the key "__proto__".', '__proto__')
   }

@@ -7,17 +7,19 @@ import type {Services} from '../../src/services.js'
 import type {AppContext, AppState} from '../context.js'
 import {respondIdempotently} from '../idempotent.js'
 import {requireScope} from '../middleware/auth.js'
+import {jsonBody} from '../middleware/json-body.js'
 
 /** The public lead endpoints. */
 export function leadRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({strict: true, sensitive: true})
+  const body = jsonBody()
 
   router.get('/api/agents/crm/leads', requireScope('GET /api/agents/crm/leads'), async (ctx: AppContext) => {
     const query = parseListQuery(ctx.query)
     ctx.body = await services.leads.list(ctx.state.customerId as string, query)
   })
 
-  router.post('/api/agents/crm/leads', requireScope('POST /api/agents/crm/leads'), async (ctx: AppContext) => {
+  router.post('/api/agents/crm/leads', requireScope('POST /api/agents/crm/leads'), body, async (ctx: AppContext) => {
     await respondIdempotently<CreateResult>(
       ctx,
       services,
@@ -27,7 +29,7 @@ export function leadRoutes(services: Services): Router<AppState> {
     )
   })
 
-  router.post('/api/agents/crm/leads/bulk', requireScope('POST /api/agents/crm/leads/bulk'), async (ctx: AppContext) => {
+  router.post('/api/agents/crm/leads/bulk', requireScope('POST /api/agents/crm/leads/bulk'), body, async (ctx: AppContext) => {
     await respondIdempotently<BulkResult>(
       ctx,
       services,

@@ -5,6 +5,7 @@ import type {Services} from '../../src/services.js'
 import {toApiWebhook} from '../../src/webhooks/webhooks-service.js'
 import type {AppContext, AppState} from '../context.js'
 import {requireScope} from '../middleware/auth.js'
+import {jsonBody} from '../middleware/json-body.js'
 
 const BASE = '/api/agents/crm/lead-webhooks'
 
@@ -12,8 +13,9 @@ const BASE = '/api/agents/crm/lead-webhooks'
 export function webhookRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({strict: true, sensitive: true})
   const customerOf = (ctx: AppContext) => ctx.state.customerId as string
+  const body = jsonBody()
 
-  router.post(BASE, requireScope('POST /api/agents/crm/lead-webhooks'), async (ctx: AppContext) => {
+  router.post(BASE, requireScope('POST /api/agents/crm/lead-webhooks'), body, async (ctx: AppContext) => {
     const {webhook, secret} = await services.webhooks.create(customerOf(ctx), ctx.request.body)
     ctx.status = 201
     ctx.body = {webhook: toApiWebhook(webhook), secret}
@@ -23,7 +25,7 @@ export function webhookRoutes(services: Services): Router<AppState> {
     ctx.body = {webhooks: (await services.webhooks.list(customerOf(ctx))).map(toApiWebhook)}
   })
 
-  router.patch(`${BASE}/:id`, requireScope('PATCH /api/agents/crm/lead-webhooks/:id'), async (ctx: AppContext) => {
+  router.patch(`${BASE}/:id`, requireScope('PATCH /api/agents/crm/lead-webhooks/:id'), body, async (ctx: AppContext) => {
     const {webhook, secret} = await services.webhooks.update(customerOf(ctx), String(ctx.params['id']), ctx.request.body)
     ctx.body = secret === undefined ? {webhook: toApiWebhook(webhook)} : {webhook: toApiWebhook(webhook), secret}
   })
@@ -34,7 +36,7 @@ export function webhookRoutes(services: Services): Router<AppState> {
     ctx.body = {id, deleted: true}
   })
 
-  router.post(`${BASE}/:id/recover`, requireScope('POST /api/agents/crm/lead-webhooks/:id/recover'), async (ctx: AppContext) => {
+  router.post(`${BASE}/:id/recover`, requireScope('POST /api/agents/crm/lead-webhooks/:id/recover'), body, async (ctx: AppContext) => {
     const queued = await services.deliveries.recover(customerOf(ctx), String(ctx.params['id']), recoverSince(ctx.request.body))
     ctx.status = 202
     ctx.body = {queued}

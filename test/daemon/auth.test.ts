@@ -102,6 +102,24 @@ describe('authentication and scopes', function () {
         expect(response.body.error.message).to.include(ENDPOINT_SCOPES[endpoint])
       })
 
+      if (sample !== undefined) {
+        it(`${endpoint} without ${ENDPOINT_SCOPES[endpoint]} is 403 before its body is read: malformed, another type or too large`, async function () {
+          const scopes = SCOPES.filter((scope) => scope !== ENDPOINT_SCOPES[endpoint])
+          const {token} = await daemon.services.keys.issue({customerId: tenant.customer.id, scopes})
+          const bodies: RequestOptions[] = [
+            {body: '{not json'},
+            {body: 'contact_name=x', headers: {'content-type': 'application/x-www-form-urlencoded'}},
+            {body: JSON.stringify({filler: 'x'.repeat(11 * 1024 * 1024)})},
+          ]
+          for (const options of bodies) {
+            const response = await call({token, customerId: tenant.customer.id, ...options})
+            expect(response.status, response.text).to.equal(403)
+            expect(response.body.error).to.include({type: 'authorization_error', code: 403})
+            expect(response.body.error.message).to.include(ENDPOINT_SCOPES[endpoint])
+          }
+        })
+      }
+
       it(`${endpoint} with the right key, customer and scope is not refused`, async function () {
         const {token} = await daemon.services.keys.issue({customerId: tenant.customer.id, scopes: [ENDPOINT_SCOPES[endpoint]]})
         const response = await call({token, customerId: tenant.customer.id.toUpperCase()})

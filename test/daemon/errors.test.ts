@@ -121,6 +121,19 @@ describe('error envelope', function () {
       expectEnvelope(response, 400, 'invalid_request_error')
     })
 
+    it('answers valid JSON that is not an object or array with 400 saying so, not "not valid JSON"', async function () {
+      for (const [path, body] of [
+        ['/api/agents/crm/leads', 'null'],
+        ['/api/agents/crm/leads', '"Ada"'],
+        ['/api/agents/crm/leads/bulk', '42'],
+        ['/api/agents/crm/lead-webhooks', 'true'],
+      ] as const) {
+        const response = await daemon.request(path, {...auth(), method: 'POST', headers: {'content-type': 'application/json'}, body})
+        expectEnvelope(response, 400, 'invalid_request_error')
+        expect(response.body.error, `${path} ${body}`).to.include({message: 'Request body must be a JSON object.', param: 'body'})
+      }
+    })
+
     it('answers a body over 1 MiB with 413', async function () {
       const response = await daemon.request('/api/agents/crm/leads', {
         ...auth(),
