@@ -55,13 +55,15 @@ export class WebhooksStore {
   /**
    * Inserts the webhook unless the customer already has `max`; false when it has. The customer's
    * row is locked for the count and the insert, so concurrent registrations cannot both see
-   * room for one more (SQLite serialises write transactions on its own).
+   * room for one more (SQLite serialises write transactions on its own). `alongside` (an
+   * Idempotency-Key's claim and answer) runs in the same transaction once there is room.
    */
-  async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number): Promise<boolean> {
+  async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number, alongside: readonly Statement[] = []): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
       if (isMysql(this.db)) await trx('customers').where({id: webhook.customerId}).forUpdate().first('id')
       const [row] = (await trx('webhooks').where({customer_id: webhook.customerId}).count({n: '*'})) as Array<{n: number | string}>
       if (Number(row?.n ?? 0) >= max) return false
+      await runEach(trx, alongside)
       await trx('webhooks').insert({...toRow(webhook), secret_ciphertext: secretCiphertext})
       return true
     })

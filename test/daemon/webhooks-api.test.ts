@@ -91,6 +91,47 @@ describe('webhook management API', function () {
       })
     }
 
+    it('registers one webhook for a retried Idempotency-Key and replays the first answer, secret included', async function () {
+      const body = {url: 'https://hooks.example.com/once', event_types: ['lead.created']}
+      const register = (sent: unknown = body) =>
+        daemon.request(BASE, {
+          method: 'POST',
+          token: tenant.token,
+          customerId: tenant.customer.id,
+          headers: {'content-type': 'application/json', 'idempotency-key': 'register-once'},
+          body: JSON.stringify(sent),
+        })
+      const first = await register()
+      const again = await register()
+      expect(first.status).to.equal(201)
+      expect(first.headers.get('idempotent-replayed')).to.equal(null)
+      expect(again.status).to.equal(201)
+      expect(again.headers.get('idempotent-replayed')).to.equal('true')
+      expect(again.text).to.equal(first.text)
+      expect(Number((await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'}))[0]?.n)).to.equal(1)
+      // The stored answer holds the secret sealed, like the webhook's row.
+      const stored = await daemon.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'register-once'})
+      expect(stored).to.have.length(1)
+      expect(JSON.stringify(stored)).not.to.include(first.body.secret)
+
+      const other = await register({...body, url: 'https://hooks.example.com/other'})
+      expect(other.status).to.equal(409)
+      expect(other.body.error).to.include({type: 'invalid_request_error', code: 409})
+    })
+
+    it('answers 400 naming Idempotency-Key for an empty key and registers nothing', async function () {
+      const response = await daemon.request(BASE, {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json', 'idempotency-key': ''},
+        body: JSON.stringify({url: 'https://hooks.example.com/empty-key', event_types: ['lead.created']}),
+      })
+      expect(response.status).to.equal(400)
+      expect(response.body.error).to.include({type: 'invalid_request_error', code: 400, param: 'Idempotency-Key'})
+      expect(Number((await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'}))[0]?.n)).to.equal(0)
+    })
+
     it('allows at most 20 webhooks per customer', async function () {
       for (let i = 0; i < 20; i++)
         expect((await call('POST', BASE, {url: `https://hooks.example.com/${i}`, event_types: ['lead.created']})).status).to.equal(201)
