@@ -8,6 +8,14 @@ import {appErrorEnvelope} from './middleware/errors.js'
 /** A write route's answer. */
 type WriteResponse = StoredResponse
 
+/** How a route's answers are kept under their key: sealed when they hold a secret, else as sent. */
+export interface AnswerSealing {
+  seal(body: string): string
+  open(stored: string): string
+}
+
+const PLAIN: AnswerSealing = {seal: (body) => body, open: (stored) => stored}
+
 /** Claims of a key refused this many times in a row (each time for a record that then vanished) give up. */
 const CLAIM_ATTEMPTS = 3
 
@@ -16,7 +24,7 @@ const CLAIM_ATTEMPTS = 3
  * byte for byte with `Idempotent-Replayed: true`, or runs `write` and keeps its response. The
  * key is claimed and the response stored inside the write's own transaction, so they commit
  * with the change or not at all: a 5xx leaves the key free for a retry. A 4xx is kept too (on
- * its own: it wrote nothing).
+ * its own: it wrote nothing). `sealing` keeps an answer that holds a secret encrypted at rest.
  */
 export async function respondIdempotently<R>(
   ctx: AppContext,
@@ -24,6 +32,7 @@ export async function respondIdempotently<R>(
   endpoint: string,
   write: (hooks: WriteHooks<R>) => Promise<R>,
   respond: (result: R) => WriteResponse,
+  sealing: AnswerSealing = PLAIN,
 ): Promise<void> {
   // Only an absent header means no key: an empty one is a malformed key (400 from ticket()).
   if (!('idempotency-key' in ctx.headers)) {
@@ -37,6 +46,7 @@ export async function respondIdempotently<R>(
   const answer = (result: R) => (answered?.result === result ? answered : (answered = {result, response: respond(result)})).response
   // A refusal of the input that the write committed as this key's response (see WriteHooks.atFailure).
   let storedRefusal: AppError | undefined
+  const sealed = (response: WriteResponse): WriteResponse => ({statusCode: response.statusCode, body: sealing.seal(response.body)})
   for (let attempt = 1; ; attempt++) {
     const claim = idempotency.claim(ticket)
     try {
@@ -44,9 +54,9 @@ export async function respondIdempotently<R>(
         key: {
           claim,
           respond: (outcome) => {
-            if (!(outcome instanceof AppError)) return answer(outcome)
+            if (!(outcome instanceof AppError)) return sealed(answer(outcome))
             storedRefusal = outcome
-            return {statusCode: outcome.status, body: JSON.stringify(appErrorEnvelope(outcome))}
+            return sealed({statusCode: outcome.status, body: JSON.stringify(appErrorEnvelope(outcome))})
           },
         },
       })
@@ -58,20 +68,20 @@ export async function respondIdempotently<R>(
       const refusal = idempotency.refusal(error)
       if (refusal) {
         const decision = await idempotency.afterRefusal(ticket, refusal)
-        if (decision.kind === 'replay') return replay(ctx, decision)
+        if (decision.kind === 'replay') return replay(ctx, decision, sealing)
         if (attempt < CLAIM_ATTEMPTS) continue
       } else if (error instanceof AppError && error.status < 500 && error.status !== 429) {
-        const decision = await idempotency.storeAlone(ticket, error.status, JSON.stringify(appErrorEnvelope(error)))
-        if (decision?.kind === 'replay') return replay(ctx, decision)
+        const decision = await idempotency.storeAlone(ticket, error.status, sealing.seal(JSON.stringify(appErrorEnvelope(error))))
+        if (decision?.kind === 'replay') return replay(ctx, decision, sealing)
       }
       throw error
     }
   }
 }
 
-function replay(ctx: AppContext, decision: Extract<IdempotencyDecision, {kind: 'replay'}>): void {
+function replay(ctx: AppContext, decision: Extract<IdempotencyDecision, {kind: 'replay'}>, sealing: AnswerSealing): void {
   ctx.set('Idempotent-Replayed', 'true')
-  send(ctx, {statusCode: decision.statusCode, body: decision.body})
+  send(ctx, {statusCode: decision.statusCode, body: sealing.open(decision.body)})
 }
 
 function send(ctx: AppContext, response: WriteResponse): void {

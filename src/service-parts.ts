@@ -100,6 +100,7 @@ export function serviceParts(ctx: PartsContext): GetPart<ServiceParts> {
       new (await import('./webhooks/webhooks-service.js')).WebhooksService(
         await stores('webhooks'),
         await stores('deliveries'),
+        await stores('idempotency'),
         await get('secrets'),
         await get('targets'),
         clock,

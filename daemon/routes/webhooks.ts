@@ -2,8 +2,9 @@ import Router from '@koa/router'
 
 import {recoverSince} from '../../src/deliveries/recover.js'
 import type {Services} from '../../src/services.js'
-import {toApiWebhook} from '../../src/webhooks/webhooks-service.js'
+import {toApiWebhook, type WebhookWithSecret} from '../../src/webhooks/webhooks-service.js'
 import type {AppContext, AppState} from '../context.js'
+import {respondIdempotently} from '../idempotent.js'
 import {requireScope} from '../middleware/auth.js'
 import {jsonBody} from '../middleware/json-body.js'
 
@@ -16,9 +17,14 @@ export function webhookRoutes(services: Services): Router<AppState> {
   const body = jsonBody()
 
   router.post(BASE, requireScope('POST /api/agents/crm/lead-webhooks'), body, async (ctx: AppContext) => {
-    const {webhook, secret} = await services.webhooks.create(customerOf(ctx), ctx.request.body)
-    ctx.status = 201
-    ctx.body = {webhook: toApiWebhook(webhook), secret}
+    await respondIdempotently<WebhookWithSecret>(
+      ctx,
+      services,
+      'POST /api/agents/crm/lead-webhooks',
+      (hooks) => services.webhooks.create(customerOf(ctx), ctx.request.body, hooks),
+      ({webhook, secret}) => ({statusCode: 201, body: JSON.stringify({webhook: toApiWebhook(webhook), secret})}),
+      {seal: (body) => services.webhooks.sealAnswer(body), open: (stored) => services.webhooks.openAnswer(stored)},
+    )
   })
 
   router.get(BASE, requireScope('GET /api/agents/crm/lead-webhooks'), async (ctx: AppContext) => {

@@ -85,14 +85,15 @@ function webhookPaths(): Json {
       post: operation('POST /api/agents/crm/lead-webhooks', 'Register a webhook', {
         operationId: 'createWebhook',
         tags: ['webhooks'],
+        parameters: [IDEMPOTENCY_KEY],
         requestBody: requestBody('CreateWebhook'),
         responses: {
           '201': {
-            description: 'The webhook and its signing secret, shown this once.',
-            headers: RATE_HEADERS,
+            description: 'The webhook and its signing secret, shown this once (and again in the replay of a retry with the same Idempotency-Key).',
+            headers: WRITE_HEADERS,
             content: webhookAnswer({webhook: ref('Webhook'), secret: ref('SigningSecret')}, ['webhook', 'secret']),
           },
-          ...errors([400, 401, 403, 413, 415, 429, 500]),
+          ...errors([400, 401, 403, 409, 413, 415, 429, 500], {}, true),
         },
       }),
       get: operation('GET /api/agents/crm/lead-webhooks', "List the customer's webhooks", {

@@ -1,6 +1,8 @@
 import {randomBytes} from 'node:crypto'
 
 import type {DeliveriesStore} from '../deliveries/deliveries-store.js'
+import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
+import {NO_HOOKS, storedResponse, type WriteHooks} from '../leads/write-types.js'
 import {bodyAjv, compileOnFirstUse, toValidationError, type Validator} from '../shared/ajv.js'
 import {type Clock, isoTime, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
@@ -16,7 +18,7 @@ const validateCreate = compileOnFirstUse(bodyAjv, CREATE_WEBHOOK_SCHEMA)
 const validateUpdate = compileOnFirstUse(bodyAjv, UPDATE_WEBHOOK_SCHEMA)
 
 /** A webhook and, at creation or rotation only, its signing secret. */
-interface WebhookWithSecret {
+export interface WebhookWithSecret {
   webhook: Webhook
   secret?: string
   /** After a rotation: until when requests also carry X-Service-Signature-Previous, made with the replaced secret. */
@@ -28,12 +30,18 @@ export class WebhooksService {
   constructor(
     private readonly store: WebhooksStore,
     private readonly deliveries: Pick<DeliveriesStore, 'cancelForWebhookStatement'>,
+    private readonly keys: Pick<IdempotencyStore, 'claimAnsweredStatements'>,
     private readonly secrets: SecretBox,
     private readonly targets: TargetPolicy,
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async create(customerId: string, body: unknown): Promise<WebhookWithSecret> {
+  /**
+   * Registers a webhook. Under an Idempotency-Key (`hooks`) the key and the answer are stored in
+   * the insert's transaction, so a retried registration replays the first one instead of adding a
+   * second webhook that would get every event again under other delivery ids.
+   */
+  async create(customerId: string, body: unknown, hooks: WriteHooks<WebhookWithSecret> = NO_HOOKS): Promise<WebhookWithSecret> {
     const input = validated(validateCreate, body)
     const url = (await checkWebhookUrl(input['url'] as string, this.targets)).href
     const now = this.clock.now()
@@ -58,11 +66,22 @@ export class WebhooksService {
       createdAt: now,
       updatedAt: now,
     }
-    const secret = mintWebhookSecret()
-    if (!(await this.store.insertWithinLimit(webhook, this.secrets.seal(secret), MAX_WEBHOOKS_PER_CUSTOMER))) {
+    const created = {webhook, secret: mintWebhookSecret()}
+    const answered = hooks.key ? this.keys.claimAnsweredStatements([storedResponse(hooks.key, created)]) : []
+    if (!(await this.store.insertWithinLimit(webhook, this.secrets.seal(created.secret), MAX_WEBHOOKS_PER_CUSTOMER, answered))) {
       throw new ValidationError(`a customer can have at most ${MAX_WEBHOOKS_PER_CUSTOMER} webhooks; delete one first`, 'url')
     }
-    return {webhook, secret}
+    return created
+  }
+
+  /** An answer kept under an Idempotency-Key, sealed: a registration's holds the signing secret. */
+  sealAnswer(body: string): string {
+    return this.secrets.seal(body)
+  }
+
+  /** The answer sealAnswer kept, as it was sent. */
+  openAnswer(sealed: string): string {
+    return this.secrets.open(sealed)
   }
 
   /** A customer's webhooks; all of them when no customer is given (operators). */

@@ -40,6 +40,9 @@ export type WebhookChanges = Partial<
   updatedAt: number
 }
 
+/** The customer has its most webhooks already: rolls the registration's transaction back. */
+class NoRoom extends Error {}
+
 /** A webhook with its secrets, still sealed: what signing a request needs. */
 export interface WebhookWithSecrets extends SealedSecrets {
   webhook: Webhook
@@ -55,16 +58,25 @@ export class WebhooksStore {
   /**
    * Inserts the webhook unless the customer already has `max`; false when it has. The customer's
    * row is locked for the count and the insert, so concurrent registrations cannot both see
-   * room for one more (SQLite serialises write transactions on its own).
+   * room for one more (SQLite serialises write transactions on its own). `claim` (an
+   * Idempotency-Key's claim and answer) goes first, before that lock: on MySQL a retry whose first
+   * request is still running is refused at once instead of waiting for it.
    */
-  async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number): Promise<boolean> {
-    return inTransaction(this.db, async (trx) => {
-      if (isMysql(this.db)) await trx('customers').where({id: webhook.customerId}).forUpdate().first('id')
-      const [row] = (await trx('webhooks').where({customer_id: webhook.customerId}).count({n: '*'})) as Array<{n: number | string}>
-      if (Number(row?.n ?? 0) >= max) return false
-      await trx('webhooks').insert({...toRow(webhook), secret_ciphertext: secretCiphertext})
-      return true
-    })
+  async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number, claim: readonly Statement[] = []): Promise<boolean> {
+    try {
+      return await inTransaction(this.db, async (trx) => {
+        await runEach(trx, claim)
+        if (isMysql(this.db)) await trx('customers').where({id: webhook.customerId}).forUpdate().first('id')
+        const [row] = (await trx('webhooks').where({customer_id: webhook.customerId}).count({n: '*'})) as Array<{n: number | string}>
+        // Thrown, not returned: the claim must not commit with an answer that was never given.
+        if (Number(row?.n ?? 0) >= max) throw new NoRoom()
+        await trx('webhooks').insert({...toRow(webhook), secret_ciphertext: secretCiphertext})
+        return true
+      })
+    } catch (error) {
+      if (error instanceof NoRoom) return false
+      throw error
+    }
   }
 
   async find(customerId: string, id: string): Promise<Webhook | null> {

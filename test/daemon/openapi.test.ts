@@ -164,6 +164,10 @@ describe('OpenAPI document', function () {
       'POST /api/agents/crm/lead-webhooks 400': () => send(daemon, 'POST', HOOKS, {url: 'http://hooks.example.com/', event_types: ['lead.created']}),
       'POST /api/agents/crm/lead-webhooks 401': () => daemon.request(HOOKS, {method: 'POST'}),
       'POST /api/agents/crm/lead-webhooks 403': async () => send(daemon, 'POST', HOOKS, {}, {}, as(tenant, await scopeless('public_api:webhooks:manage'))),
+      'POST /api/agents/crm/lead-webhooks 409': async () => {
+        await send(daemon, 'POST', HOOKS, {url: 'https://hooks.example.com/a', event_types: ['lead.created']}, {'idempotency-key': 'doc-hook-409'})
+        return send(daemon, 'POST', HOOKS, {url: 'https://hooks.example.com/b', event_types: ['lead.created']}, {'idempotency-key': 'doc-hook-409'})
+      },
       'POST /api/agents/crm/lead-webhooks 413': () => send(daemon, 'POST', HOOKS, JSON.stringify({description: 'x'.repeat(1_100_000)})),
       'POST /api/agents/crm/lead-webhooks 415': () => send(daemon, 'POST', HOOKS, 'x', {'content-type': 'text/plain'}),
       'POST /api/agents/crm/lead-webhooks 429': () => twice('POST', HOOKS, {url: 'https://hooks.example.com/l', event_types: ['lead.created']}, false),

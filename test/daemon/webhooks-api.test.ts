@@ -2,7 +2,9 @@ import {expect} from 'chai'
 
 import {resolveMasterKey} from '../../src/config/master-key.js'
 import {SecretBox} from '../../src/webhooks/secret-box.js'
+import type {WebhookWithSecret} from '../../src/webhooks/webhooks-service.js'
 import {forEachBackend} from '../helpers/backends.js'
+import {holdNextCommit} from '../helpers/commit-hold.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
@@ -91,12 +93,104 @@ describe('webhook management API', function () {
       })
     }
 
+    it('registers one webhook for a retried Idempotency-Key and replays the first answer, secret included', async function () {
+      const body = {url: 'https://hooks.example.com/once', event_types: ['lead.created']}
+      const register = (sent: unknown = body) =>
+        daemon.request(BASE, {
+          method: 'POST',
+          token: tenant.token,
+          customerId: tenant.customer.id,
+          headers: {'content-type': 'application/json', 'idempotency-key': 'register-once'},
+          body: JSON.stringify(sent),
+        })
+      const first = await register()
+      const again = await register()
+      expect(first.status).to.equal(201)
+      expect(first.headers.get('idempotent-replayed')).to.equal(null)
+      expect(again.status).to.equal(201)
+      expect(again.headers.get('idempotent-replayed')).to.equal('true')
+      expect(again.text).to.equal(first.text)
+      expect(Number((await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'}))[0]?.n)).to.equal(1)
+      // The stored answer holds the secret sealed, like the webhook's row.
+      const stored = await daemon.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'register-once'})
+      expect(stored).to.have.length(1)
+      expect(JSON.stringify(stored)).not.to.include(first.body.secret)
+
+      const other = await register({...body, url: 'https://hooks.example.com/other'})
+      expect(other.status).to.equal(409)
+      expect(other.body.error).to.include({type: 'invalid_request_error', code: 409})
+    })
+
+    it('answers 409 while the first registration under a key is in its transaction, then replays it', async function () {
+      const body = {url: 'https://hooks.example.com/in-flight', event_types: ['lead.created']}
+      const register = () =>
+        daemon.request(BASE, {
+          method: 'POST',
+          token: tenant.token,
+          customerId: tenant.customer.id,
+          headers: {'content-type': 'application/json', 'idempotency-key': 'in-flight'},
+          body: JSON.stringify(body),
+        })
+      const idempotency = daemon.services.idempotency
+      const claim = idempotency.claim(idempotency.ticket(tenant.customer.id, 'POST /api/agents/crm/lead-webhooks', 'in-flight', body))
+      const held = holdNextCommit(daemon.db)
+      // The route keeps its answers sealed (they hold the secret); so does this stand-in for it.
+      const answer = (created: WebhookWithSecret) => daemon.services.webhooks.sealAnswer(JSON.stringify({webhook: {id: created.webhook.id}}))
+      const first = daemon.services.webhooks.create(tenant.customer.id, body, {
+        key: {claim, respond: (created) => ({statusCode: 201, body: answer(created as WebhookWithSecret)})},
+      })
+      await held.entered
+      if (backend.name === 'mysql') {
+        const during = await register()
+        expect(during.status).to.equal(409)
+        expect(during.body.error.message).to.match(/still in progress/)
+      }
+      // SQLite has one writer: there the second request waits for the first and replays it.
+      const later = register()
+      held.release()
+      const created = await first
+      const replayed = await later
+      expect(replayed.status).to.equal(201)
+      expect(replayed.headers.get('idempotent-replayed')).to.equal('true')
+      expect(replayed.body).to.deep.equal({webhook: {id: created.webhook.id}})
+      expect(Number((await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'}))[0]?.n)).to.equal(1)
+    })
+
+    it('answers 400 naming Idempotency-Key for an empty key and registers nothing', async function () {
+      const response = await daemon.request(BASE, {
+        method: 'POST',
+        token: tenant.token,
+        customerId: tenant.customer.id,
+        headers: {'content-type': 'application/json', 'idempotency-key': ''},
+        body: JSON.stringify({url: 'https://hooks.example.com/empty-key', event_types: ['lead.created']}),
+      })
+      expect(response.status).to.equal(400)
+      expect(response.body.error).to.include({type: 'invalid_request_error', code: 400, param: 'Idempotency-Key'})
+      expect(Number((await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'}))[0]?.n)).to.equal(0)
+    })
+
     it('allows at most 20 webhooks per customer', async function () {
       for (let i = 0; i < 20; i++)
         expect((await call('POST', BASE, {url: `https://hooks.example.com/${i}`, event_types: ['lead.created']})).status).to.equal(201)
       const refused = await call('POST', BASE, {url: 'https://hooks.example.com/21', event_types: ['lead.created']})
       expect(refused.status).to.equal(400)
       expect(refused.body.error.message).to.match(/at most 20 webhooks/)
+
+      // Under a key the refusal is what is kept, never the answer the registration would have had.
+      const underKey = () =>
+        daemon.request(BASE, {
+          method: 'POST',
+          token: tenant.token,
+          customerId: tenant.customer.id,
+          headers: {'content-type': 'application/json', 'idempotency-key': 'one-too-many'},
+          body: JSON.stringify({url: 'https://hooks.example.com/21', event_types: ['lead.created']}),
+        })
+      const first = await underKey()
+      const again = await underKey()
+      expect([first.status, again.status]).to.deep.equal([400, 400])
+      expect(again.headers.get('idempotent-replayed')).to.equal('true')
+      expect(again.text).to.equal(first.text)
+      expect(Number((await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'}))[0]?.n)).to.equal(20)
     })
 
     it('updates fields, rotates the secret on request, and 404s for unknown ids', async function () {
