@@ -95,6 +95,27 @@ describe('leads pull', function () {
       expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
     })
 
+    it('takes --since as a date, a time with an offset or a duration ago, as the other --since flags do', async function () {
+      const [date] = new Date(Date.now() - LEADS * 1000).toISOString().split('T')
+      const byDate = await runCli(['pull', '--no-state', '--since', date!], env())
+      expect(byDate.code, byDate.stderr).to.equal(0)
+      expect(idsOf(byDate.stdout)).to.deep.equal(allIds)
+      const inBerlin = new Date(Date.parse(lastTenSince) + 3_600_000).toISOString().replace('Z', '+01:00')
+      expect(idsOf((await runCli(['pull', '--no-state', '--since', inBerlin], env())).stdout)).to.deep.equal(allIds.slice(-10))
+      expect(idsOf((await runCli(['pull', '--no-state', '--since', '1d'], env())).stdout)).to.deep.equal(allIds)
+    })
+
+    it('refuses a --since it cannot read before --reset forgets the saved position', async function () {
+      expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
+      const saved = fs.readFileSync(stateFile, 'utf8')
+      const result = await runCli(['pull', '--state', stateFile, '--reset', '--since', '2026-06-01 09:00'], env())
+      expect(result.code).to.equal(1)
+      expect(result.stderr).to.equal(
+        'Error: since must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "2026-06-01 09:00"\n',
+      )
+      expect(fs.readFileSync(stateFile, 'utf8')).to.equal(saved)
+    })
+
     it('resumes after being killed between pages, with no lead missing', async function () {
       // Three pages a minute: the run is parked on a 429 when it is killed.
       await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 3})
