@@ -61,9 +61,11 @@ async function* readNdjson(file: string, ignored: Set<string>): AsyncGenerator<F
 
 /**
  * Stops a file read in the wrong format before its first row: NDJSON read as CSV would fail as
- * a quote error, and CSV read as NDJSON as one bad line per row.
+ * a quote error, and CSV read as NDJSON as one bad line per row. A pipe (`<(leads pull)`,
+ * /dev/stdin) is not looked into: it cannot be read twice, and its format came from --format.
  */
 function checkLooksLike(file: string, format: LeadFileFormat): void {
+  if (!fs.statSync(file).isFile()) return
   const start = Buffer.alloc(512)
   const descriptor = fs.openSync(file, 'r')
   let text: string
