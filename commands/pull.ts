@@ -63,7 +63,8 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     const intervalMs = parseDuration(flags.interval, 'interval')
     if (intervalMs < MIN_INTERVAL_MS) throw new ValidationError('--interval must be at least 1s', 'interval')
     const settings = requireClientSettings(this.clientSettings(flags))
-    const view = process.stderr.isTTY ? await renderPullProgress() : null
+    // Not when the leads go to the same terminal: each redraw of the view erases the line above it, a lead's.
+    const view = process.stderr.isTTY && !process.stdout.isTTY ? await renderPullProgress() : null
     const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     const {baseUrl, customerId} = settings
     const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))

@@ -11,8 +11,9 @@ import {LeadWriter} from '../../src/client/lead-writer.js'
 import {pullLeads} from '../../src/client/pull.js'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {CLI, runCli} from '../helpers/cli.js'
+import {CLI, runCli, runCliAtTerminal} from '../helpers/cli.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {screenOf} from '../helpers/terminal-screen.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {freePort, waitUntil} from '../helpers/local-servers.js'
 
@@ -114,6 +115,15 @@ describe('leads pull', function () {
         'Error: since must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "2026-06-01 09:00"\n',
       )
       expect(fs.readFileSync(stateFile, 'utf8')).to.equal(saved)
+    })
+
+    it('shows every lead at a terminal: no progress redraw erases a line the pull wrote', async function () {
+      const result = await runCliAtTerminal(['pull', '--no-state', '--page-size', '40', '--no-custom-fields'], env())
+      expect(result.code, result.stdout).to.equal(0)
+      const shown = screenOf(result.stdout)
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as {id: string}).id)
+      expect(shown).to.deep.equal(allIds)
     })
 
     it('resumes after being killed between pages, with no lead missing', async function () {
