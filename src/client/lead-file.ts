@@ -83,6 +83,14 @@ function checkLooksLike(file: string, format: LeadFileFormat): void {
   if (format === 'csv' && json) {
     throw new ValidationError(`${file} holds JSON (NDJSON: one lead object per line), not CSV`, 'format', 'pass --format ndjson, or name the file .ndjson')
   }
+  if (format === 'ndjson' && text.startsWith('[')) {
+    // What `leads pull --format json` writes: read as lines, all but the one-lead case fail.
+    throw new ValidationError(
+      `${file} holds a JSON array; push reads NDJSON, one lead object per line`,
+      'format',
+      `pull with --format ndjson, or convert it: jq -c '.[]' ${file}`,
+    )
+  }
   if (format === 'ndjson' && !json) {
     throw new ValidationError(
       `${file} does not hold NDJSON (one JSON object per line); it looks like CSV`,

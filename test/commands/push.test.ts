@@ -136,6 +136,19 @@ describe('leads push', function () {
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
   })
 
+  it('stops before sending anything on a JSON array, as pull --format json writes, with a hint', async function () {
+    await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Pulled', contact_email: 'pulled@example.org'})
+    const pulled = await runCli(['pull', '--no-state', '--format', 'json'], env())
+    const file = write('pulled.json', pulled.stdout)
+    const result = await runCli(['push', file], env())
+    expect(result.code).to.equal(1)
+    expect(result.stdout).to.equal('')
+    expect(result.stderr).to.equal(
+      `Error: ${file} holds a JSON array; push reads NDJSON, one lead object per line (hint: pull with --format ndjson, or convert it: jq -c '.[]' ${file})\n`,
+    )
+    expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
+  })
+
   for (const format of ['csv', 'ndjson']) {
     it(`reads back what pull --format ${format} writes: pull, push into another customer, pull gives the same leads`, async function () {
       await daemon.services.customers.addField(tenant.customer.id, {slug: 'notes', type: 'string'})
