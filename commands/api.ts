@@ -9,11 +9,12 @@ import {BaseCommand, clientFlags} from './_shared/base-command.js'
 export default class Api extends BaseCommand {
   static override description = `Make an authenticated request to any endpoint of the API, as gh api does
 
-Uses the client settings in force (--base-url, --token, --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile). Fields (-f, -F) go into the query string of a GET or DELETE and into a JSON body otherwise; a POST without an Idempotency-Key header gets a fresh one. At a terminal the answer is indented JSON; anywhere else it is printed as the server sent it. --paginate follows next_cursor and prints each page. An answer that is not a 2xx is printed too, and the command exits 1.`
+Uses the client settings in force (--base-url, --token, --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile). Fields (-f, -F) go into the query string of a GET or DELETE and into a JSON body otherwise, where key[sub]=value sets a key of an object, key[]=value adds to an array and key[][sub]=value builds an array of objects, as gh api reads them; a POST without an Idempotency-Key header gets a fresh one. At a terminal the answer is indented JSON; anywhere else it is printed as the server sent it. --paginate follows next_cursor and prints each page. An answer that is not a 2xx is printed too, and the command exits 1.`
   static override examples = [
     '<%= config.bin %> api GET /api/agents/crm/leads -f limit=5',
     '<%= config.bin %> api GET /api/agents/crm/leads -f sync=true --paginate | jq -c ".leads[]"',
     '<%= config.bin %> api POST /api/agents/crm/leads -f contact_name="Ada Lovelace" -f contact_email=ada@example.org -i',
+    '<%= config.bin %> api POST /api/agents/crm/leads -f contact_name=Grace -F "custom_fields[budget]=250000" -f "custom_fields[lead_line]=buyer"',
   ]
   // The answer is JSON already.
   static override enableJsonFlag = false

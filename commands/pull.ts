@@ -7,7 +7,7 @@ import {requireClientSettings} from '../src/client/client-settings.js'
 import {LeadWriter, OutputClosedError, PULL_FORMATS, type PullFormat} from '../src/client/lead-writer.js'
 import {pullLeads, type PullStart, type PullSummary} from '../src/client/pull.js'
 import {defaultStateFile} from '../src/client/pull-state.js'
-import {parseDuration} from '../src/shared/duration.js'
+import {parseDuration, parseSince} from '../src/shared/duration.js'
 import {ValidationError} from '../src/shared/errors.js'
 import {renderPullProgress} from '../src/ui/render.js'
 import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
@@ -33,7 +33,10 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
   static override enableJsonFlag = false
   static override flags = {
     ...clientFlags,
-    since: Flags.string({description: 'where a run without a saved position starts: leads updated at or after this ISO-8601 time'}),
+    since: Flags.string({
+      description:
+        'where a run without a saved position starts: leads updated at or after this ISO-8601 time (2026-06-01, 2026-06-01T09:00:00Z), or a duration ago (2h, 1d)',
+    }),
     follow: Flags.boolean({description: 'keep polling for changes until interrupted (Ctrl-C)'}),
     interval: Flags.string({description: 'with --follow: time between polls (at least 1s)', default: '30s'}),
     state: Flags.string({description: 'state file; default: one per base URL and customer in the CLI data directory', exclusive: ['no-state']}),
@@ -55,12 +58,13 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     // A usage error (exit 2): one JSON array per run cannot be kept open by --follow.
     if (flags.follow && format === 'json') this.error('--format json cannot be used with --follow; use --format ndjson', {exit: 2})
     if (flags.reset && flags['no-state']) this.error('--reset cannot be used with --no-state, which keeps no position to reset', {exit: 2})
-    const since = flags.since
-    if (since !== undefined && Number.isNaN(Date.parse(since))) throw new ValidationError(`--since must be an ISO-8601 time, got "${since}"`, 'since')
+    // Read here, as the server's date-time rule is stricter than Date.parse: a --since it would refuse must fail before --reset drops the position.
+    const since = flags.since === undefined ? undefined : new Date(parseSince(flags.since, 'since', Date.now())).toISOString()
     const intervalMs = parseDuration(flags.interval, 'interval')
     if (intervalMs < MIN_INTERVAL_MS) throw new ValidationError('--interval must be at least 1s', 'interval')
     const settings = requireClientSettings(this.clientSettings(flags))
-    const view = process.stderr.isTTY ? await renderPullProgress() : null
+    // Not when the leads go to the same terminal: each redraw of the view erases the line above it, a lead's.
+    const view = process.stderr.isTTY && !process.stdout.isTTY ? await renderPullProgress() : null
     const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     const {baseUrl, customerId} = settings
     const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))

@@ -33,7 +33,7 @@ Reaches the API with --base-url, --token (scope public_api:leads:write) and --cu
       dependsOn: ['dry-run'],
     }),
     'on-duplicate': Flags.string({description: 'what to do with a row that matches an existing lead', options: [...ON_DUPLICATE], default: 'update'}),
-    format: Flags.string({description: 'file format; default: from the extension', options: ['csv', 'ndjson']}),
+    format: Flags.string({description: 'file format; default: from the extension (a pipe such as /dev/stdin needs it)', options: ['csv', 'ndjson']}),
   }
 
   async run(): Promise<PushReport | LocalCheckReport> {

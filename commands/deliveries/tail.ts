@@ -43,9 +43,10 @@ On a terminal a live view keeps the counters (deliveries queued, succeeded and f
     process.on('SIGTERM', interrupt)
     try {
       await this.withServices(
-        ['deliveries', 'webhooks'],
+        ['deliveries', 'webhooks', 'customers'],
         async (services) => {
           if (flags.webhook !== undefined) await services.webhooks.getById(flags.webhook)
+          if (flags.customer !== undefined) await services.customers.get(flags.customer)
           const tail = services.deliveries.tail({webhookId: flags.webhook, customerId: flags.customer}, Date.now())
           const following = terminalSafe(flags.webhook ? `webhook ${flags.webhook}` : flags.customer ? `customer ${flags.customer}` : 'every webhook')
           const view = process.stdout.isTTY && !flags.json ? await renderDeliveryTail(following, flags.rows) : null

@@ -15,7 +15,12 @@ export default class WebhooksList extends BaseCommand {
 
   async run(): Promise<{webhooks: WebhookReport[]}> {
     const {flags} = await this.parse(WebhooksList)
-    const webhooks = (await this.withServices(['webhooks'], (services) => services.webhooks.list(flags.customer))).map(webhookReport)
+    const listed = await this.withServices(['webhooks', 'customers'], async (services) => {
+      // A mistyped customer is an error, not an empty list (as keys list answers).
+      if (flags.customer !== undefined) await services.customers.get(flags.customer)
+      return services.webhooks.list(flags.customer)
+    })
+    const webhooks = listed.map(webhookReport)
     if (!this.jsonEnabled()) await renderTable(webhookColumns({oneCustomer: flags.customer !== undefined}), webhooks, 'No webhooks.', this.tableDisplay(flags))
     return {webhooks}
   }

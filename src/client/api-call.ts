@@ -44,7 +44,7 @@ export async function callApi(call: ApiCall): Promise<ApiAnswer> {
   if (QUERY_METHODS.has(method)) {
     for (const [name, value] of call.fields) url.searchParams.append(name, String(value))
   } else if (call.fields.length > 0) {
-    body = JSON.stringify(Object.fromEntries(call.fields))
+    body = JSON.stringify(jsonBodyOf(call.fields))
     headers.set('content-type', 'application/json')
   }
   if (method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', randomUUID())
@@ -103,6 +103,58 @@ function splitField(raw: string): [string, string] {
   const at = raw.indexOf('=')
   if (at <= 0) throw new ValidationError(`a field is key=value, got "${raw}"`, 'field')
   return [raw.slice(0, at), raw.slice(at + 1)]
+}
+
+type JsonObject = Record<string, unknown>
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The JSON body of the fields, read as gh api reads their names: `key[sub]` sets a key of an
+ * object, `key[]` adds to an array, and `key[][sub]` fills the array's last object until it
+ * already has `sub`, then starts the next one (so a bulk request's rows can be given field by field).
+ */
+export function jsonBodyOf(fields: ReadonlyArray<readonly [string, unknown]>): JsonObject {
+  const body: JsonObject = {}
+  for (const [name, value] of fields) {
+    const path = fieldPath(name)
+    const appends = path.at(-1) === ''
+    const walk = appends ? path.slice(0, -1) : path
+    let container = body
+    let key = walk[0]!
+    for (let at = 1; at < walk.length; at++) {
+      const part = walk[at]!
+      if (part !== '') {
+        if (!isObject(container[key])) container[key] = {}
+        container = container[key] as JsonObject
+        key = part
+        continue
+      }
+      const next = walk[at + 1]
+      if (next === undefined || next === '') throw badFieldName(name)
+      if (!Array.isArray(container[key])) container[key] = []
+      const list = container[key] as unknown[]
+      const last = list.at(-1)
+      if (!(isObject(last) && (!(next in last) || (at + 2 < walk.length && isObject(last[next]))))) list.push({})
+      container = list.at(-1) as JsonObject
+      key = next
+      at += 1
+    }
+    if (!appends) container[key] = value
+    else if (Array.isArray(container[key])) (container[key] as unknown[]).push(value)
+    else container[key] = [value]
+  }
+  return body
+}
+
+/** `key[sub][]` as its parts: key, sub, '' (an array). */
+function fieldPath(name: string): string[] {
+  const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name)
+  if (!match) throw badFieldName(name)
+  return [match[1]!, ...[...match[2]!.matchAll(/\[([^[\]]*)\]/g)].map((part) => part[1]!)]
+}
+
+function badFieldName(name: string): ValidationError {
+  return new ValidationError(`a field name is key, key[sub] or key[], got "${name}"`, 'field', 'as gh api reads them')
 }
 
 /** A `-H 'Name: value'` header. */

@@ -65,6 +65,9 @@ export function checkSetting(name: SettingName, raw: string): string {
     } catch {
       // reported below
     }
+    // fetch refuses them anyway, and each error would print the password.
+    if (url && (url.username !== '' || url.password !== ''))
+      throw new ValidationError('base-url must not hold a user or password (the API token authenticates)', name)
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ValidationError(`base-url must be an http(s) URL, got "${value}"`, name)
     return value.replace(/\/+$/, '')
   }

@@ -61,9 +61,11 @@ async function* readNdjson(file: string, ignored: Set<string>): AsyncGenerator<F
 
 /**
  * Stops a file read in the wrong format before its first row: NDJSON read as CSV would fail as
- * a quote error, and CSV read as NDJSON as one bad line per row.
+ * a quote error, and CSV read as NDJSON as one bad line per row. A pipe (`<(leads pull)`,
+ * /dev/stdin) is not looked into: it cannot be read twice, and its format came from --format.
  */
 function checkLooksLike(file: string, format: LeadFileFormat): void {
+  if (!fs.statSync(file).isFile()) return
   const start = Buffer.alloc(512)
   const descriptor = fs.openSync(file, 'r')
   let text: string
@@ -80,6 +82,14 @@ function checkLooksLike(file: string, format: LeadFileFormat): void {
   const json = text.startsWith('{') || text.startsWith('[')
   if (format === 'csv' && json) {
     throw new ValidationError(`${file} holds JSON (NDJSON: one lead object per line), not CSV`, 'format', 'pass --format ndjson, or name the file .ndjson')
+  }
+  if (format === 'ndjson' && text.startsWith('[')) {
+    // What `leads pull --format json` writes: read as lines, all but the one-lead case fail.
+    throw new ValidationError(
+      `${file} holds a JSON array; push reads NDJSON, one lead object per line`,
+      'format',
+      `pull with --format ndjson, or convert it: jq -c '.[]' ${file}`,
+    )
   }
   if (format === 'ndjson' && !json) {
     throw new ValidationError(

@@ -205,13 +205,11 @@ function parseLogLevel(raw: string | undefined): string {
 
 function parseOptionalHttpUrl(raw: string | undefined, variable: string): string | null {
   if (raw === undefined) return null
-  try {
-    const url = new URL(raw)
-    if (url.protocol === 'http:' || url.protocol === 'https:') return raw.replace(/\/+$/, '')
-  } catch {
-    // fall through to the error below
-  }
-  throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`)
+  const url = URL.canParse(raw) ? new URL(raw) : null
+  // fetch refuses them anyway, and each error would print the password.
+  if (url && (url.username !== '' || url.password !== '')) throw new ConfigError(variable, 'must not hold a user or password (the API token authenticates)')
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`)
+  return raw.replace(/\/+$/, '')
 }
 
 function deepFreeze<T>(value: T): T {

@@ -2,7 +2,7 @@
  * The Ink half of the output helpers (render.ts): imported only when a terminal shows a view, so
  * commands that print plain text, JSON or nothing never load Ink and React.
  */
-import {render} from 'ink'
+import {render, renderToString} from 'ink'
 
 import type {ApiWait} from '../client/api-client.js'
 import type {TailEntry} from '../deliveries/delivery-tail.js'
@@ -80,8 +80,11 @@ export function startDeliveryTail(following: string, rows: number): {show(entrie
   }
 }
 
+/**
+ * Prints a view that never changes as text. Not through render(): Ink treats output as tall as
+ * the terminal as full-screen and clears the screen and its scrollback to redraw it.
+ */
 async function renderOnce(element: React.ReactElement): Promise<void> {
-  const instance = render(element)
-  instance.unmount()
-  await instance.waitUntilExit()
+  const text = renderToString(element, {columns: process.stdout.columns ?? 80})
+  await new Promise<void>((resolve) => process.stdout.write(`${text}\n`, () => resolve()))
 }

@@ -40,6 +40,31 @@ describe('leads api', function () {
     expect(JSON.parse(again.stdout).merged, 'a second POST is a new request (fresh key), merged by email').to.equal(true)
   })
 
+  it('nests fields as gh api does: key[sub]= into an object, key[]= into an array, key[][sub]= into an array of objects', async function () {
+    await daemon.services.customers.addField(tenant.customer.id, {slug: 'budget', type: 'number'})
+    const single = await runCli(
+      ['api', 'POST', '/api/agents/crm/leads', '-f', 'contact_name=Nested', '-F', 'custom_fields[budget]=12', '-f', 'custom_fields[lead_line]=buyer'],
+      env(),
+    )
+    expect(single.code, single.stderr).to.equal(0)
+    expect(JSON.parse(single.stdout).lead.custom_fields).to.deep.equal({budget: 12, lead_line: 'buyer'})
+    const bulk = await runCli(
+      [
+        'api',
+        'POST',
+        '/api/agents/crm/leads/bulk',
+        ...['-f', 'leads[][contact_name]=First', '-f', 'leads[][contact_email]=first@example.org', '-F', 'leads[][custom_fields][budget]=1'],
+        ...['-f', 'leads[][contact_name]=Second', '-F', 'dry_run=true'],
+      ],
+      env(),
+    )
+    expect(bulk.code, bulk.stderr).to.equal(0)
+    expect(JSON.parse(bulk.stdout)).to.deep.include({dry_run: true, summary: {received: 2, created: 2, updated: 0, skipped: 0, failed: 0}})
+    const odd = await runCli(['api', 'POST', '/api/agents/crm/leads', '-f', 'custom_fields[budget=1'], env())
+    expect(odd.code).to.equal(1)
+    expect(odd.stderr).to.equal('Error: a field name is key, key[sub] or key[], got "custom_fields[budget" (hint: as gh api reads them)\n')
+  })
+
   it('follows next_cursor with --paginate, one page per line into a pipe', async function () {
     for (const name of ['One', 'Two', 'Three']) await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: name})
     const result = await runCli(['api', 'GET', '/api/agents/crm/leads', '-f', 'limit=1', '-f', 'sort_by=created_at', '-f', 'sort_dir=asc', '--paginate'], env())

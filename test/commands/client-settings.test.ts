@@ -95,6 +95,23 @@ describe('client settings and profiles', function () {
     expect(unknown.stderr).to.include('no profile "nope"')
   })
 
+  it('refuses a base URL holding a user or password, in a flag, the environment or a profile, without printing it', async function () {
+    const withPassword = `http://user:s3cret@127.0.0.1:${new URL(daemon.url).port}`
+    const env = {...bare(), LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: tenant.customer.id}
+    const runs = [
+      await runCli(['config', 'set', 'base-url', withPassword], bare()),
+      await runCli(['pull', '--no-state', '--base-url', withPassword], env),
+      await runCli(['api', 'GET', '/api/agents/crm/leads', '--base-url', withPassword], env),
+      await runCli(['pull', '--no-state'], {...env, LEADS_BASE_URL: withPassword}),
+    ]
+    for (const run of runs) {
+      expect(run.code, run.stderr).to.equal(1)
+      expect(run.stderr.trim().split('\n')).to.have.length(1)
+      expect(run.stderr).to.match(/must not hold a user or password \(the API token authenticates\)/)
+      expect(run.stdout + run.stderr).to.not.include('s3cret')
+    }
+  })
+
   it('picks the profile by --profile, else LEADS_PROFILE, else the one `config use` chose, else default', async function () {
     for (const profile of ['acme', 'other']) {
       await runCli(['config', 'set', 'base-url', profile === 'acme' ? daemon.url : 'http://127.0.0.1:9', '--profile', profile], bare())

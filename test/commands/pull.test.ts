@@ -11,8 +11,9 @@ import {LeadWriter} from '../../src/client/lead-writer.js'
 import {pullLeads} from '../../src/client/pull.js'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {CLI, runCli} from '../helpers/cli.js'
+import {CLI, runCli, runCliAtTerminal} from '../helpers/cli.js'
 import {insertLeads, leadRecord, newTenant, type TestTenant} from '../helpers/fixtures.js'
+import {screenOf} from '../helpers/terminal-screen.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {freePort, waitUntil} from '../helpers/local-servers.js'
 
@@ -93,6 +94,36 @@ describe('leads pull', function () {
     it('starts at --since on a first run', async function () {
       const result = await runCli(['pull', '--state', stateFile, '--since', lastTenSince], env())
       expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
+    })
+
+    it('takes --since as a date, a time with an offset or a duration ago, as the other --since flags do', async function () {
+      const [date] = new Date(Date.now() - LEADS * 1000).toISOString().split('T')
+      const byDate = await runCli(['pull', '--no-state', '--since', date!], env())
+      expect(byDate.code, byDate.stderr).to.equal(0)
+      expect(idsOf(byDate.stdout)).to.deep.equal(allIds)
+      const inBerlin = new Date(Date.parse(lastTenSince) + 3_600_000).toISOString().replace('Z', '+01:00')
+      expect(idsOf((await runCli(['pull', '--no-state', '--since', inBerlin], env())).stdout)).to.deep.equal(allIds.slice(-10))
+      expect(idsOf((await runCli(['pull', '--no-state', '--since', '1d'], env())).stdout)).to.deep.equal(allIds)
+    })
+
+    it('refuses a --since it cannot read before --reset forgets the saved position', async function () {
+      expect((await runCli(['pull', '--state', stateFile], env())).code).to.equal(0)
+      const saved = fs.readFileSync(stateFile, 'utf8')
+      const result = await runCli(['pull', '--state', stateFile, '--reset', '--since', '2026-06-01 09:00'], env())
+      expect(result.code).to.equal(1)
+      expect(result.stderr).to.equal(
+        'Error: since must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "2026-06-01 09:00"\n',
+      )
+      expect(fs.readFileSync(stateFile, 'utf8')).to.equal(saved)
+    })
+
+    it('shows every lead at a terminal: no progress redraw erases a line the pull wrote', async function () {
+      const result = await runCliAtTerminal(['pull', '--no-state', '--page-size', '40', '--no-custom-fields'], env())
+      expect(result.code, result.stdout).to.equal(0)
+      const shown = screenOf(result.stdout)
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as {id: string}).id)
+      expect(shown).to.deep.equal(allIds)
     })
 
     it('resumes after being killed between pages, with no lead missing', async function () {

@@ -1,3 +1,4 @@
+import {execFileSync} from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -53,6 +54,25 @@ describe('leads push', function () {
     const again = await runCli(['push', file, '--on-duplicate', 'skip'], env())
     expect(again.stdout).to.include('line 12: field "contact_email" must be an email address')
     expect(again.stdout.trim().split('\n').at(-1)).to.equal('1203 rows: 0 created, 0 updated, 1202 skipped, 1 failed')
+  })
+
+  it('reads a pipe given with --format, as in `leads push <(leads pull) --format ndjson`', async function () {
+    /** A named pipe holding `text`, as a shell's process substitution gives one. */
+    const pipeOf = (name: string, text: string) => {
+      const fifo = path.join(dir, name)
+      execFileSync('mkfifo', [fifo])
+      void fs.promises.writeFile(fifo, text)
+      return fifo
+    }
+    const ndjson = ['{"contact_name":"Piped One","contact_email":"piped1@example.org"}', '{"contact_name":"Piped Two","contact_email":"piped2@example.org"}']
+    const piped = await runCli(['push', pipeOf('leads-ndjson', ndjson.join('\n') + '\n'), '--format', 'ndjson'], env())
+    expect(piped.code, piped.stderr).to.equal(0)
+    expect(piped.stdout.trim()).to.equal('2 rows: 2 created, 0 updated, 0 skipped, 0 failed')
+    const csv = 'contact_name,contact_email\nPiped Three,piped3@example.org\n'
+    const checked = await runCli(['push', pipeOf('leads-csv', csv), '--format', 'csv', '--dry-run'], env())
+    expect(checked.code, checked.stderr).to.equal(0)
+    expect(checked.stdout.trim()).to.equal('Dry run, checked here, nothing sent: 1 rows: 1 valid, 0 failed')
+    expect(await counts(daemon, tenant)).to.deep.equal({leads: 2, events: 0})
   })
 
   it('reads NDJSON, reporting unreadable lines and unknown custom fields by line', async function () {
@@ -114,6 +134,19 @@ describe('leads push', function () {
     expect(result.code).to.equal(1)
     expect(result.stderr).to.match(/^Error: unknown CSV column "name" \(hint: use contact_name, .*custom_fields\.<slug>/)
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+  })
+
+  it('stops before sending anything on a JSON array, as pull --format json writes, with a hint', async function () {
+    await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Pulled', contact_email: 'pulled@example.org'})
+    const pulled = await runCli(['pull', '--no-state', '--format', 'json'], env())
+    const file = write('pulled.json', pulled.stdout)
+    const result = await runCli(['push', file], env())
+    expect(result.code).to.equal(1)
+    expect(result.stdout).to.equal('')
+    expect(result.stderr).to.equal(
+      `Error: ${file} holds a JSON array; push reads NDJSON, one lead object per line (hint: pull with --format ndjson, or convert it: jq -c '.[]' ${file})\n`,
+    )
+    expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
   })
 
   for (const format of ['csv', 'ndjson']) {

@@ -93,5 +93,22 @@ describe('tables at 80, 120 and 160 columns', function () {
         expect(lines, `${width}`).to.include('URL: https://hooks.receiver.example.com/crm/tenants/ left out (common to all)')
       }
     })
+
+    it('prints a table taller than the terminal once, keeping the screen and its scrollback', async function () {
+      const customerId = (await services.customers.create({name: 'Tall'})).id
+      const issued = []
+      for (let i = 0; i < 45; i++) issued.push((await services.keys.issue({customerId, scopes: ['public_api:leads:read'], name: `key ${i}`})).key.id)
+      // The helper's terminal has 40 rows.
+      const result = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 120)
+      expect(result.code, result.stdout).to.equal(0)
+      expect(result.stdout).to.not.match(/\u001b\[[23]J/)
+      const lines = result.stdout.replace(ANSI, '').split('\n')
+      expect(lines.filter((line) => /^ID\s+STATE/.test(line))).to.have.length(1)
+      for (const id of issued)
+        expect(
+          lines.filter((line) => line.startsWith(id)),
+          id,
+        ).to.have.length(1)
+    })
   })
 })

@@ -236,6 +236,22 @@ describe('webhook and delivery commands', function () {
     expect(nothing.stderr).to.match(/^Error: give delivery ids, or --webhook WH_ID --failed/)
   })
 
+  it('refuses a --customer that is not a customer, as keys list does, rather than showing none', async function () {
+    const missing = '00000000-0000-4000-8000-000000000000'
+    for (const args of [
+      ['webhooks', 'list', '--customer', missing],
+      ['deliveries', 'tail', '--customer', missing],
+    ]) {
+      const result = await runCli(args, env())
+      expect(result.code, args.join(' ')).to.equal(1)
+      expect(result.stdout).to.equal('')
+      expect(result.stderr).to.equal(`Error: customer ${missing} does not exist (hint: run \`leads customers list\`)\n`)
+    }
+    const typo = await runCli(['webhooks', 'list', '--customer', 'acme'], env())
+    expect(typo.code).to.equal(1)
+    expect(typo.stderr).to.equal('Error: customer must be a UUID, got "acme"\n')
+  })
+
   it("webhooks recover --since queues a webhook's failed deliveries again, delivered by the running daemon", async function () {
     const owner = await newTenant(daemon.services)
     const {webhook, secret} = await daemon.services.webhooks.create(owner.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
