@@ -53,10 +53,12 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
   }
 
   async run(): Promise<PullSummary> {
-    const {flags} = await this.parse(Pull)
+    const {flags, metadata} = await this.parse(Pull)
     const format = flags.format as PullFormat
     // A usage error (exit 2): one JSON array per run cannot be kept open by --follow.
     if (flags.follow && format === 'json') this.error('--format json cannot be used with --follow; use --format ndjson', {exit: 2})
+    // Checked here, not with oclif's dependsOn, which would also refuse the default and print several lines.
+    if (!flags.follow && !metadata.flags.interval?.setFromDefault) this.error('--interval only applies with --follow; add --follow to keep polling', {exit: 2})
     if (flags.reset && flags['no-state']) this.error('--reset cannot be used with --no-state, which keeps no position to reset', {exit: 2})
     // Read here, as the server's date-time rule is stricter than Date.parse: a --since it would refuse must fail before --reset drops the position.
     const since = flags.since === undefined ? undefined : new Date(parseSince(flags.since, 'since', Date.now())).toISOString()

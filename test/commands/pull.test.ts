@@ -330,9 +330,14 @@ describe('leads pull', function () {
       )
     })
 
-    it('refuses --follow with --format json as a usage error, and a bad token with one line', async function () {
+    it('refuses --follow with --format json and --interval without --follow as usage errors, and a bad token with one line', async function () {
       const usage = await runCli(['pull', '--follow', '--format', 'json'], env())
       expect(usage.code).to.equal(2)
+      const interval = await runCli(['pull', '--interval', '5s', '--state', stateFile], env())
+      expect(interval.code).to.equal(2)
+      expect(interval.stderr.trim().split('\n')).to.have.length(1)
+      expect(interval.stderr).to.include('--interval only applies with --follow')
+      expect(interval.stdout).to.equal('')
       const denied = await runCli(['pull', '--state', stateFile], env('svc_' + '0'.repeat(64)))
       expect(denied.code).to.equal(1)
       expect(denied.stderr).to.match(/^Error: Invalid, revoked or expired API token\. .*\(hint: check LEADS_API_TOKEN/)
