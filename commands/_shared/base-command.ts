@@ -82,8 +82,8 @@ export abstract class BaseCommand extends Command {
   protected clientSettings(flags: {'base-url'?: string; token?: string; customer?: string; profile?: string}): ClientSettings {
     const store = ProfileStore.in(this.config.configDir)
     const env = loadConfig(process.env).client
-    const profile = store.get(store.inForce(flags.profile, env.profile))
-    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, env, profile)
+    const profileName = store.inForce(flags.profile, env.profile)
+    return resolveClientSettings({'base-url': flags['base-url'], token: flags.token, customer: flags.customer}, env, store.get(profileName), profileName)
   }
 
   /** The profile a `leads config` command is about: --profile, else LEADS_PROFILE, else the current one, else default. */

@@ -3,12 +3,14 @@ import pRetry, {AbortError} from 'p-retry'
 import type {LeadList} from '../leads/leads-service.js'
 import type {BulkResponse} from '../leads/lead-view.js'
 import {AppError, type ErrorType} from '../shared/errors.js'
-import {type ClientSettings, requireClientSettings} from './client-settings.js'
+import {baseUrlFix, type ClientSettings, requireClientSettings, type SettingSource} from './client-settings.js'
 
 export interface ClientOptions {
   baseUrl: string
   token: string
   customerId: string
+  /** Where baseUrl came from, named in the hint when it cannot be reached (default: LEADS_BASE_URL). */
+  baseUrlFrom?: SettingSource
   /** Retries of network errors and 5xx; 429s wait for Retry-After and do not use these up. */
   retries?: number
   minRetryDelayMs?: number
@@ -126,7 +128,7 @@ export class LeadsApiClient {
               'api_error',
               503,
               error.message,
-              `is the daemon running at ${this.options.baseUrl}? Start it with \`leads daemon\`, or set LEADS_BASE_URL`,
+              `is the daemon running at ${this.options.baseUrl}? Start it with \`leads daemon\`, or ${baseUrlFix(this.options.baseUrlFrom)}`,
             )
           }
           if (!(error instanceof RetryableError)) return
@@ -190,5 +192,5 @@ function hintFor(status: number): string | undefined {
 /** The API client of the client commands, from the settings in force (client-settings.ts stays free of this module: the operator commands load it). */
 export function clientFromSettings(settings: ClientSettings, extra: Partial<ClientOptions> = {}): LeadsApiClient {
   const {baseUrl, apiToken, customerId} = requireClientSettings(settings)
-  return new LeadsApiClient({baseUrl, token: apiToken, customerId, ...extra})
+  return new LeadsApiClient({baseUrl, token: apiToken, customerId, baseUrlFrom: settings.baseUrlFrom, ...extra})
 }

@@ -10,7 +10,12 @@ export interface ClientSettings {
   baseUrl: string | null
   apiToken: string | null
   customerId: string | null
+  /** Where baseUrl came from, so a hint about a wrong URL says what to change. */
+  baseUrlFrom?: SettingSource
 }
+
+/** Where a setting in force came from: a flag, the environment, or the named profile. */
+export type SettingSource = {kind: 'flag'} | {kind: 'env'} | {kind: 'profile'; profile: string}
 
 /** The settings a profile (and `leads config`) keeps, by name. */
 export const SETTING_NAMES = ['base-url', 'token', 'customer'] as const
@@ -30,16 +35,26 @@ const SOURCES: Record<SettingName, {flag: string; variable: string; example: str
  * The client settings in force: a flag beats the environment, which beats the profile. Each value
  * is checked, wherever it came from.
  */
-export function resolveClientSettings(flags: Profile, env: Config['client'], profile: Profile): ClientSettings {
+export function resolveClientSettings(flags: Profile, env: Config['client'], profile: Profile, profileName = DEFAULT_PROFILE): ClientSettings {
   const pick = (name: SettingName, fromEnv: string | null) => {
     const value = flags[name] ?? fromEnv ?? profile[name] ?? null
     return value === null ? null : checkSetting(name, value)
   }
-  return {baseUrl: pick('base-url', env.baseUrl), apiToken: pick('token', env.apiToken), customerId: pick('customer', env.customerId)}
+  const baseUrlFrom: SettingSource =
+    flags['base-url'] !== undefined ? {kind: 'flag'} : env.baseUrl !== null ? {kind: 'env'} : {kind: 'profile', profile: profileName}
+  return {baseUrl: pick('base-url', env.baseUrl), apiToken: pick('token', env.apiToken), customerId: pick('customer', env.customerId), baseUrlFrom}
+}
+
+/** How to change the base URL where it came from, for the hint when nothing answers there. */
+export function baseUrlFix(source: SettingSource | undefined): string {
+  const {flag, variable} = SOURCES['base-url']
+  if (source?.kind === 'flag') return `correct ${flag}`
+  if (source?.kind === 'profile') return `correct profile ${source.profile}: leads config set base-url … --profile ${source.profile}`
+  return `set ${variable}`
 }
 
 /** The settings the API client needs, each present; one line naming the three ways to give a missing one. */
-export function requireClientSettings(settings: ClientSettings): {baseUrl: string; apiToken: string; customerId: string} {
+export function requireClientSettings(settings: ClientSettings): {baseUrl: string; apiToken: string; customerId: string; baseUrlFrom?: SettingSource} {
   const missing = (name: SettingName) => {
     const {flag, variable, example} = SOURCES[name]
     return new AppError(
@@ -52,7 +67,7 @@ export function requireClientSettings(settings: ClientSettings): {baseUrl: strin
   if (settings.baseUrl === null) throw missing('base-url')
   if (settings.apiToken === null) throw missing('token')
   if (settings.customerId === null) throw missing('customer')
-  return {baseUrl: settings.baseUrl, apiToken: settings.apiToken, customerId: settings.customerId}
+  return {baseUrl: settings.baseUrl, apiToken: settings.apiToken, customerId: settings.customerId, baseUrlFrom: settings.baseUrlFrom}
 }
 
 /** A setting's value checked (a URL, a token, a UUID); throws ValidationError naming it. */

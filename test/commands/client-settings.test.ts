@@ -112,6 +112,20 @@ describe('client settings and profiles', function () {
     }
   })
 
+  it('names where an unreachable base URL came from in the hint: the flag, the environment or the profile', async function () {
+    const closed = 'http://127.0.0.1:9'
+    const reach = `is the daemon running at ${closed}? Start it with \`leads daemon\``
+    const env = {...bare(), LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: tenant.customer.id}
+    const fromFlag = await runCli(['pull', '--no-state', '--base-url', closed], env)
+    expect(fromFlag.stderr.trim().split('\n').at(-1)).to.include(`(hint: ${reach}, or correct --base-url)`)
+    const fromEnv = await runCli(['pull', '--no-state'], {...env, LEADS_BASE_URL: closed})
+    expect(fromEnv.stderr.trim().split('\n').at(-1)).to.include(`(hint: ${reach}, or set LEADS_BASE_URL)`)
+    await runCli(['config', 'set', 'base-url', closed, '--profile', 'acme'], bare())
+    const fromProfile = await runCli(['pull', '--no-state', '--profile', 'acme'], env)
+    expect(fromProfile.code).to.equal(1)
+    expect(fromProfile.stderr.trim().split('\n').at(-1)).to.include(`(hint: ${reach}, or correct profile acme: leads config set base-url … --profile acme)`)
+  })
+
   it('picks the profile by --profile, else LEADS_PROFILE, else the one `config use` chose, else default', async function () {
     for (const profile of ['acme', 'other']) {
       await runCli(['config', 'set', 'base-url', profile === 'acme' ? daemon.url : 'http://127.0.0.1:9', '--profile', profile], bare())
