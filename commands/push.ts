@@ -12,7 +12,7 @@ import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
 export default class Push extends BaseCommand {
   static override description = `Push leads from a CSV or NDJSON file through the bulk endpoint, 500 rows per request
 
-CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean, or custom_fields holding a JSON object. Empty cells are left out. NDJSON has one lead object per line, in the API's shape. What \`leads pull\` writes (ndjson, csv) is valid input: the fields the server sets (id, customer_id, created_at, updated_at, status, owner, ...) are ignored, with a note on stderr, and a pulled lead's current_stage gives its stage_slug.
+CSV needs a header row. Columns: contact_name, contact_phone, contact_email, stage_slug, source_platform, source_type, and custom_fields.<slug> (a string) or custom_fields.<slug>:number / :boolean (true or false, any case), or custom_fields holding a JSON object. Empty cells are left out. NDJSON has one lead object per line, in the API's shape. What \`leads pull\` writes (ndjson, csv) is valid input: the fields the server sets (id, customer_id, created_at, updated_at, status, owner, ...) are ignored, with a note on stderr, and a pulled lead's current_stage gives its stage_slug.
 
 --dry-run checks every row here, with the server's own schema and contact rules, and sends nothing: it spends no rate limit and needs no daemon. It cannot know the customer's stages, custom fields or leads; --dry-run --check-on-server has the server check those too (how many rows would be created, updated or skipped), and counts against the bulk rate limit like a real push.
 

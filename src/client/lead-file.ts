@@ -189,6 +189,8 @@ function typedCell(cell: string, type: 'string' | 'number' | 'boolean', column: 
     if (!Number.isFinite(value)) throw new Error(`${column} must be a number, got "${cell}"`)
     return value
   }
-  if (cell === 'true' || cell === 'false') return cell === 'true'
-  throw new Error(`${column} must be true or false, got "${cell}"`)
+  // Any case, as spreadsheets write TRUE and FALSE; not yes/no or 1/0, which the API refuses too.
+  const word = cell.toLowerCase()
+  if (word === 'true' || word === 'false') return word === 'true'
+  throw new Error(`${column} must be true or false (any case), got "${cell}"`)
 }

@@ -217,6 +217,24 @@ describe('leads push', function () {
     expect(JSON.parse(bad.stdout).failed).to.deep.equal([{line: 2, message: 'custom_fields must be a JSON object, got "[1]"'}])
   })
 
+  it('reads :boolean cells as spreadsheets write them (TRUE, False), and only true or false', async function () {
+    await daemon.services.customers.addField(tenant.customer.id, {slug: 'vip', type: 'boolean'})
+    const file = write('booleans.csv', 'contact_name,custom_fields.vip:boolean\nUpper,TRUE\nMixed,False\nLower,true\nWord,yes\n')
+    const result = await runCli(['push', file, '--json'], env())
+    expect(result.code).to.equal(1)
+    expect(JSON.parse(result.stdout).failed).to.deep.equal([{line: 5, message: 'custom_fields.vip:boolean must be true or false (any case), got "yes"'}])
+    const pulled = (await runCli(['pull', '--no-state'], env())).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as {contact_name: string; custom_fields: {vip: boolean}})
+    expect(pulled.map((lead) => [lead.contact_name, lead.custom_fields.vip])).to.deep.equal([
+      ['Upper', true],
+      ['Mixed', false],
+      ['Lower', true],
+    ])
+    expect((await runCli(['push', '--help'], {})).stdout.replace(/\s+/g, ' ')).to.include(':boolean (true or false, any case)')
+  })
+
   it('names the missing variable, and surfaces a 403 as one line with a hint', async function () {
     const file = write('one.csv', 'contact_name\nSolo\n')
     const missing = await runCli(['push', file], {LEADS_BASE_URL: daemon.url, LEADS_CUSTOMER_ID: tenant.customer.id})
