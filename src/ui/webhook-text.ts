@@ -42,9 +42,16 @@ export function schedulingLine(scheduling: SchedulingReport, override?: number |
   return `breaker ${breakerText(scheduling.breaker)} · ${scheduling.in_flight} of ${capText(scheduling.max_in_flight, override)} in flight`
 }
 
-/** A breaker in words: closed, open until when, or half-open with its probe out. */
-export function breakerText(breaker: BreakerReport): string {
-  if (breaker.state === 'open') return `open until ${breaker.until ?? '?'}${breaker.opened_at ? ` (opened ${breaker.opened_at})` : ''}, then one probe`
+/**
+ * A breaker in words: closed, open until when, or half-open with its probe out. An open breaker
+ * whose cool-down is over stays open until a delivery is taken, and that delivery is the probe.
+ */
+export function breakerText(breaker: BreakerReport, nowMs = Date.now()): string {
+  if (breaker.state === 'open') {
+    const opened = breaker.opened_at ? ` (opened ${breaker.opened_at})` : ''
+    if (breaker.until !== null && Date.parse(breaker.until) <= nowMs) return `open${opened}, cool-down over: the next delivery is the probe`
+    return `open until ${breaker.until ?? '?'}${opened}, then one probe`
+  }
   if (breaker.state === 'half_open') return `half-open: one probe on the wire${breaker.until ? ` (its claim holds until ${breaker.until})` : ''}`
   return 'closed'
 }

@@ -207,6 +207,21 @@ describe('delivery state commands', function () {
         const piped = await runCli(['webhooks', 'list', '--customer', customerId, '--columns', 'id,breaker,max-in-flight'], env)
         expect(piped.stdout).to.equal(`${webhook.id}\topen\t${DEFAULT_MAX_IN_FLIGHT} (default)\n`)
       })
+
+      it("says the next delivery is the probe once the breaker's cool-down is over, not a time already past", async function () {
+        const webhook = await newWebhook()
+        const cooledAt = Date.now() - 1000
+        const openedAt = Date.now() - 60_000
+        await addDelivery(webhook, {nextAttemptAt: Date.now() - 1000})
+        await openBreaker(webhook, cooledAt, openedAt)
+
+        const text = await runCli(['webhooks', 'inspect', webhook.id], env)
+        expect(text.code, text.stderr).to.equal(0)
+        expect(text.stdout).to.include(`sending:   breaker open (opened ${iso(openedAt)}), cool-down over: the next delivery is the probe · 0 of `)
+        expect(text.stdout).to.not.include(iso(cooledAt))
+        const dashboard = (await runCliAtTerminal(['webhooks', 'inspect', webhook.id], env)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
+        expect(dashboard).to.include('cool-down over: the next delivery is the probe')
+      })
     })
 
     describe('webhooks limit', function () {
