@@ -67,9 +67,16 @@ export class DeliveriesService {
   }
 
   async list(filter: {webhookId?: string; status?: string; since?: number; limit?: number}): Promise<DeliveryWithAttempts[]> {
-    if (filter.webhookId !== undefined) await this.webhooks.getById(filter.webhookId)
     const storeFilter: DeliveryFilter = {webhookId: filter.webhookId, since: filter.since, limit: filter.limit, status: parseStatus(filter.status)}
-    return this.withAttempts(await this.store.list(storeFilter))
+    const found = await this.store.list(storeFilter)
+    if (found.length === 0 && filter.webhookId !== undefined) await this.requireKnownWebhook(filter.webhookId)
+    return this.withAttempts(found)
+  }
+
+  /** A deleted webhook's deliveries stay (cancelled), so its id is known while any remain; else it must name a webhook. */
+  private async requireKnownWebhook(webhookId: string): Promise<void> {
+    if ((await this.store.list({webhookId, limit: 1})).length > 0) return
+    await this.webhooks.getById(webhookId)
   }
 
   async show(id: string): Promise<DeliveryWithAttempts> {

@@ -222,6 +222,21 @@ describe('delivery state commands', function () {
         const dashboard = (await runCliAtTerminal(['webhooks', 'inspect', webhook.id], env)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
         expect(dashboard).to.include('cool-down over: the next delivery is the probe')
       })
+
+      it("lists a deleted webhook's cancelled deliveries by its id, and refuses only an id with neither webhook nor deliveries", async function () {
+        const webhook = await newWebhook()
+        const cancelled = await addDelivery(webhook)
+        await services.webhooks.deleteById(webhook.id)
+
+        const listed = await runCliJson(['deliveries', 'list', '--webhook', webhook.id], env)
+        expect(listed.deliveries.map((d: {id: string; status: string}) => [d.id, d.status])).to.deep.equal([[cancelled, 'cancelled']])
+        const failed = await runCli(['deliveries', 'list', '--webhook', webhook.id, '--status', 'failed'], env)
+        expect(failed.code, failed.stderr).to.equal(0)
+        expect(failed.stdout + failed.stderr).to.equal('No deliveries.\n')
+        const unknown = await runCli(['deliveries', 'list', '--webhook', 'wh_nope'], env)
+        expect(unknown.code).to.equal(1)
+        expect(unknown.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
+      })
     })
 
     describe('webhooks limit', function () {
