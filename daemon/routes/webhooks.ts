@@ -2,7 +2,8 @@ import Router from '@koa/router'
 
 import {recoverSince} from '../../src/deliveries/recover.js'
 import type {Services} from '../../src/services.js'
-import {toApiWebhook, type WebhookWithSecret} from '../../src/webhooks/webhooks-service.js'
+import {isWebhookId} from '../../src/webhooks/webhook-types.js'
+import {toApiWebhook, webhookNotFound, type WebhookWithSecret} from '../../src/webhooks/webhooks-service.js'
 import type {AppContext, AppState} from '../context.js'
 import {respondIdempotently} from '../idempotent.js'
 import {requireScope} from '../middleware/auth.js'
@@ -15,6 +16,8 @@ export function webhookRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({strict: true, sensitive: true})
   const customerOf = (ctx: AppContext) => ctx.state.customerId as string
   const body = jsonBody()
+  // Answers that hold a signing secret (a registration's, a rotation's) are kept sealed.
+  const sealedAnswers = {seal: (body: string) => services.webhooks.sealAnswer(body), open: (stored: string) => services.webhooks.openAnswer(stored)}
 
   router.post(BASE, requireScope('POST /api/agents/crm/lead-webhooks'), body, async (ctx: AppContext) => {
     await respondIdempotently<WebhookWithSecret>(
@@ -23,7 +26,7 @@ export function webhookRoutes(services: Services): Router<AppState> {
       'POST /api/agents/crm/lead-webhooks',
       (hooks) => services.webhooks.create(customerOf(ctx), ctx.request.body, hooks),
       ({webhook, secret}) => ({statusCode: 201, body: JSON.stringify({webhook: toApiWebhook(webhook), secret})}),
-      {seal: (body) => services.webhooks.sealAnswer(body), open: (stored) => services.webhooks.openAnswer(stored)},
+      sealedAnswers,
     )
   })
 
@@ -32,8 +35,21 @@ export function webhookRoutes(services: Services): Router<AppState> {
   })
 
   router.patch(`${BASE}/:id`, requireScope('PATCH /api/agents/crm/lead-webhooks/:id'), body, async (ctx: AppContext) => {
-    const {webhook, secret} = await services.webhooks.update(customerOf(ctx), String(ctx.params['id']), ctx.request.body)
-    ctx.body = secret === undefined ? {webhook: toApiWebhook(webhook)} : {webhook: toApiWebhook(webhook), secret}
+    const id = String(ctx.params['id'])
+    // A path that no webhook id can take names no webhook; it would not fit the key's endpoint column either.
+    if (!isWebhookId(id)) throw webhookNotFound(id)
+    // The key is scoped to the webhook: the same key sent for another webhook is another request.
+    await respondIdempotently<WebhookWithSecret>(
+      ctx,
+      services,
+      `PATCH ${BASE}/${id}`,
+      (hooks) => services.webhooks.update(customerOf(ctx), id, ctx.request.body, hooks),
+      ({webhook, secret}) => ({
+        statusCode: 200,
+        body: JSON.stringify(secret === undefined ? {webhook: toApiWebhook(webhook)} : {webhook: toApiWebhook(webhook), secret}),
+      }),
+      sealedAnswers,
+    )
   })
 
   router.delete(`${BASE}/:id`, requireScope('DELETE /api/agents/crm/lead-webhooks/:id'), async (ctx: AppContext) => {

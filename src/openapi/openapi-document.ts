@@ -113,18 +113,22 @@ function webhookPaths(): Json {
       patch: operation('PATCH /api/agents/crm/lead-webhooks/:id', 'Update a webhook or rotate its secret', {
         operationId: 'updateWebhook',
         tags: ['webhooks'],
-        parameters: [WEBHOOK_ID],
+        parameters: [WEBHOOK_ID, IDEMPOTENCY_KEY],
         requestBody: requestBody('UpdateWebhook'),
         responses: {
           '200': {
             description:
-              'The webhook; `secret` only when rotate_secret was true. For 24 h after a rotation, deliveries also carry X-Service-Signature-Previous, made with the replaced secret.',
-            headers: RATE_HEADERS,
+              'The webhook; `secret` only when rotate_secret was true (and again in the replay of a retry with the same Idempotency-Key, which rotates nothing). For 24 h after a rotation, deliveries also carry X-Service-Signature-Previous, made with the replaced secret.',
+            headers: WRITE_HEADERS,
             content: webhookAnswer({webhook: ref('Webhook'), secret: ref('SigningSecret')}, ['webhook']),
           },
-          ...errors([400, 401, 403, 404, 409, 413, 415, 429, 500], {
-            409: '`is_active: true` for a webhook the service operator disabled: only the operator can enable it. Nothing is changed; the other fields can be changed without `is_active`.',
-          }),
+          ...errors(
+            [400, 401, 403, 404, 409, 413, 415, 429, 500],
+            {
+              409: '`is_active: true` for a webhook the service operator disabled: only the operator can enable it. Nothing is changed; the other fields can be changed without `is_active`. Or the Idempotency-Key was used with another body for this webhook, or its first request is still in progress.',
+            },
+            true,
+          ),
         },
       }),
       delete: operation('DELETE /api/agents/crm/lead-webhooks/:id', 'Delete a webhook; its pending deliveries are cancelled', {

@@ -2,6 +2,11 @@ export const EVENT_TYPES = ['lead.created'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 export const MAX_WEBHOOKS_PER_CUSTOMER = 20
+
+/** Whether `id` has the form of the ids registration gives (`wh_` and 24 hex digits). */
+export function isWebhookId(id: string): boolean {
+  return /^wh_[0-9a-f]{24}$/.test(id)
+}
 export type DisabledBy = 'operator' | 'customer' | 'system'
 
 /** Deliveries in flight at once per webhook, unless the operator sets another cap. */

@@ -30,7 +30,7 @@ export class WebhooksService {
   constructor(
     private readonly store: WebhooksStore,
     private readonly deliveries: Pick<DeliveriesStore, 'cancelForWebhookStatement'>,
-    private readonly keys: Pick<IdempotencyStore, 'claimAnsweredStatements'>,
+    private readonly keys: Pick<IdempotencyStore, 'claimAnsweredStatements' | 'claimStatements' | 'completeStatements'>,
     private readonly secrets: SecretBox,
     private readonly targets: TargetPolicy,
     private readonly clock: Clock = systemClock,
@@ -89,7 +89,12 @@ export class WebhooksService {
     return this.store.list(customerId)
   }
 
-  async update(customerId: string, id: string, body: unknown): Promise<WebhookWithSecret> {
+  /**
+   * Changes a webhook. Under an Idempotency-Key (`hooks`) the key and the answer are stored in
+   * the change's transaction, so a retried rotation replays the first new secret instead of
+   * minting another one (which would also retire the first one as the previous secret).
+   */
+  async update(customerId: string, id: string, body: unknown, hooks: WriteHooks<WebhookWithSecret> = NO_HOOKS): Promise<WebhookWithSecret> {
     const current = await this.get(customerId, id)
     const input = validated(validateUpdate, body)
     const changes: WebhookChanges = {updatedAt: this.clock.now()}
@@ -112,23 +117,29 @@ export class WebhooksService {
         changes.disabledBy = changes.isActive ? null : 'customer'
       }
     }
-    if (input['rotate_secret'] !== true) {
+    const secret = input['rotate_secret'] === true ? mintWebhookSecret() : undefined
+    if (secret !== undefined) changes.newSecretCiphertext = this.secrets.seal(secret)
+    const updated = (webhook: Webhook): WebhookWithSecret =>
+      secret === undefined ? {webhook} : {webhook, secret, previousSecretUntil: changes.updatedAt + SECRET_OVERLAP_MS}
+    const {key} = hooks
+    if (!key) {
       await this.store.update(customerId, id, changes)
-      return {webhook: await this.get(customerId, id)}
+      return updated(await this.get(customerId, id))
     }
-    const secret = mintWebhookSecret()
-    await this.store.update(customerId, id, {...changes, newSecretCiphertext: this.secrets.seal(secret)})
-    return {webhook: await this.get(customerId, id), secret, previousSecretUntil: changes.updatedAt + SECRET_OVERLAP_MS}
+    let result: WebhookWithSecret | undefined
+    const answer = (webhook: Webhook) => this.keys.completeStatements([storedResponse(key, (result = updated(webhook)))])
+    if (!(await this.store.updateAnswered(customerId, id, changes, this.keys.claimStatements([key.claim]), answer)) || !result) throw webhookNotFound(id)
+    return result
   }
 
   async delete(customerId: string, id: string): Promise<void> {
-    if (!(await this.store.delete(customerId, id, this.deliveries.cancelForWebhookStatement(customerId, id, this.clock.now())))) throw notFound(id)
+    if (!(await this.store.delete(customerId, id, this.deliveries.cancelForWebhookStatement(customerId, id, this.clock.now())))) throw webhookNotFound(id)
   }
 
   /** The customer's webhook, or 404 (also for another customer's id). */
   async get(customerId: string, id: string): Promise<Webhook> {
     const webhook = await this.store.find(customerId, id)
-    if (!webhook) throw notFound(id)
+    if (!webhook) throw webhookNotFound(id)
     return webhook
   }
 
@@ -207,6 +218,6 @@ function validated(validate: Validator, body: unknown): Record<string, unknown> 
   return copy
 }
 
-function notFound(id: string): NotFoundError {
+export function webhookNotFound(id: string): NotFoundError {
   return new NotFoundError(`No webhook ${id}. List yours with GET /api/agents/crm/lead-webhooks.`)
 }

@@ -4,33 +4,8 @@ import {type Db, isMysql} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import {compile, type Read, runEach, type Statement} from '../db/statements.js'
 import type {SealedSecrets} from './signing-secrets.js'
-import type {Breaker, BreakerState, DisabledBy, EventType, Webhook} from './webhook-types.js'
-
-interface Row {
-  id: string
-  customer_id: string
-  url: string
-  event_types: string
-  is_active: number | boolean
-  timeout_seconds: number
-  retry_attempts: number
-  description: string | null
-  secret_ciphertext: string
-  previous_secret_ciphertext: string | null
-  secret_rotated_at: number | string | null
-  disabled_reason: string | null
-  disabled_by: string | null
-  consecutive_failures: number
-  failing_since: number | string | null
-  last_success_at: number | string | null
-  last_failure_at: number | string | null
-  max_in_flight: number | null
-  breaker_state: string
-  breaker_until: number | string | null
-  breaker_opened_at: number | string | null
-  created_at: number | string
-  updated_at: number | string
-}
+import type {Breaker, EventType, Webhook} from './webhook-types.js'
+import {fromRow, type Row, toMs, toRow} from './webhook-rows.js'
 
 export type WebhookChanges = Partial<
   Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason' | 'disabledBy' | 'maxInFlight'>
@@ -42,6 +17,9 @@ export type WebhookChanges = Partial<
 
 /** The customer has its most webhooks already: rolls the registration's transaction back. */
 class NoRoom extends Error {}
+
+/** The webhook to change is gone: rolls its key's claim back. */
+class Gone extends Error {}
 
 /** A webhook with its secrets, still sealed: what signing a request needs. */
 export interface WebhookWithSecrets extends SealedSecrets {
@@ -136,6 +114,10 @@ export class WebhooksStore {
   }
 
   async update(customerId: string, id: string, changes: WebhookChanges): Promise<void> {
+    await this.db('webhooks').where({customer_id: customerId, id}).update(this.changedRow(changes))
+  }
+
+  private changedRow(changes: WebhookChanges): Record<string, unknown> {
     const row: Record<string, unknown> = {updated_at: changes.updatedAt}
     if (changes.url !== undefined) row['url'] = changes.url
     if (changes.eventTypes !== undefined) row['event_types'] = changes.eventTypes.join(',')
@@ -154,7 +136,33 @@ export class WebhooksStore {
       row['secret_ciphertext'] = changes.newSecretCiphertext
       row['secret_rotated_at'] = changes.updatedAt
     }
-    await this.db('webhooks').where({customer_id: customerId, id}).update(row)
+    return row
+  }
+
+  /**
+   * Applies `changes` under an Idempotency-Key: `claim` goes first, then the change, then the
+   * statements `answer` makes from the webhook as changed (the key's stored response), all in
+   * one transaction. Null, with nothing kept, when there is no such webhook.
+   */
+  async updateAnswered(
+    customerId: string,
+    id: string,
+    changes: WebhookChanges,
+    claim: readonly Statement[],
+    answer: (webhook: Webhook) => readonly Statement[],
+  ): Promise<Webhook | null> {
+    try {
+      return await inTransaction(this.db, async (trx) => {
+        await runEach(trx, claim)
+        if ((await trx('webhooks').where({customer_id: customerId, id}).update(this.changedRow(changes))) === 0) throw new Gone()
+        const webhook = fromRow((await trx('webhooks').where({customer_id: customerId, id}).first()) as Row)
+        await runEach(trx, answer(webhook))
+        return webhook
+      })
+    } catch (error) {
+      if (error instanceof Gone) return null
+      throw error
+    }
   }
 
   /**
@@ -219,63 +227,11 @@ export class WebhooksStore {
   }
 }
 
-function toMs(value: number | string | null): number | null {
-  return value === null ? null : Number(value)
-}
-
 function withSecrets(row: Row): WebhookWithSecrets {
   return {
     webhook: fromRow(row),
     secretCiphertext: row.secret_ciphertext,
     previousSecretCiphertext: row.previous_secret_ciphertext,
     secretRotatedAt: toMs(row.secret_rotated_at),
-  }
-}
-
-function toRow(webhook: Webhook): Omit<Row, 'secret_ciphertext' | 'previous_secret_ciphertext' | 'secret_rotated_at'> {
-  return {
-    id: webhook.id,
-    customer_id: webhook.customerId,
-    url: webhook.url,
-    event_types: webhook.eventTypes.join(','),
-    is_active: webhook.isActive,
-    timeout_seconds: webhook.timeoutSeconds,
-    retry_attempts: webhook.retryAttempts,
-    description: webhook.description,
-    disabled_reason: webhook.disabledReason,
-    disabled_by: webhook.disabledBy,
-    consecutive_failures: webhook.consecutiveFailures,
-    failing_since: webhook.failingSince,
-    last_success_at: webhook.lastSuccessAt,
-    last_failure_at: webhook.lastFailureAt,
-    max_in_flight: webhook.maxInFlight,
-    breaker_state: webhook.breaker.state,
-    breaker_until: webhook.breaker.until,
-    breaker_opened_at: webhook.breaker.openedAt,
-    created_at: webhook.createdAt,
-    updated_at: webhook.updatedAt,
-  }
-}
-
-function fromRow(row: Row): Webhook {
-  return {
-    id: row.id,
-    customerId: row.customer_id,
-    url: row.url,
-    eventTypes: row.event_types.split(',').filter(Boolean) as EventType[],
-    isActive: Boolean(row.is_active),
-    timeoutSeconds: Number(row.timeout_seconds),
-    retryAttempts: Number(row.retry_attempts),
-    description: row.description,
-    disabledReason: row.disabled_reason,
-    disabledBy: row.disabled_by as DisabledBy | null,
-    consecutiveFailures: Number(row.consecutive_failures),
-    failingSince: toMs(row.failing_since),
-    lastSuccessAt: toMs(row.last_success_at),
-    lastFailureAt: toMs(row.last_failure_at),
-    maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
-    breaker: {state: row.breaker_state as BreakerState, until: toMs(row.breaker_until), openedAt: toMs(row.breaker_opened_at)},
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
   }
 }

@@ -240,6 +240,50 @@ describe('webhook management API', function () {
       expect(daemon.logs.join('')).not.to.include(first.body.secret)
     })
 
+    it('rotates once for a retried Idempotency-Key, scoped to the webhook, and replays the first answer', async function () {
+      const box = new SecretBox(resolveMasterKey(daemon.services.config))
+      const register = async (url: string) => (await call('POST', BASE, {url, event_types: ['lead.created']})).body
+      const one = await register('https://hooks.example.com/one')
+      const two = await register('https://hooks.example.com/two')
+      const patch = (id: string, body: unknown, key: string) =>
+        daemon.request(`${BASE}/${id}`, {
+          method: 'PATCH',
+          token: tenant.token,
+          customerId: tenant.customer.id,
+          headers: {'content-type': 'application/json', 'idempotency-key': key},
+          body: JSON.stringify(body),
+        })
+      const first = await patch(one.webhook.id, {rotate_secret: true}, 'rotate-once')
+      const again = await patch(one.webhook.id, {rotate_secret: true}, 'rotate-once')
+      expect(first.status).to.equal(200)
+      expect(first.headers.get('idempotent-replayed')).to.equal(null)
+      expect(again.status).to.equal(200)
+      expect(again.headers.get('idempotent-replayed')).to.equal('true')
+      expect(again.text).to.equal(first.text)
+      // Rotated once: the original secret is still the previous one.
+      const row = await daemon.db('webhooks').where({id: one.webhook.id}).first()
+      expect(box.open(row.secret_ciphertext)).to.equal(first.body.secret)
+      expect(box.open(row.previous_secret_ciphertext)).to.equal(one.secret)
+      const stored = await daemon.db('idempotency_keys').where({customer_id: tenant.customer.id, idempotency_key: 'rotate-once'})
+      expect(JSON.stringify(stored)).not.to.include(first.body.secret)
+
+      // The same key for another webhook is another request.
+      const elsewhere = await patch(two.webhook.id, {rotate_secret: true}, 'rotate-once')
+      expect(elsewhere.status).to.equal(200)
+      expect(elsewhere.headers.get('idempotent-replayed')).to.equal(null)
+      expect(elsewhere.body.webhook.id).to.equal(two.webhook.id)
+
+      const other = await patch(one.webhook.id, {description: 'other'}, 'rotate-once')
+      expect(other.status).to.equal(409)
+      expect(other.body.error).to.include({type: 'invalid_request_error', code: 409})
+      const empty = await patch(one.webhook.id, {rotate_secret: true}, '')
+      expect(empty.status).to.equal(400)
+      expect(empty.body.error).to.include({type: 'invalid_request_error', code: 400, param: 'Idempotency-Key'})
+      const missing = await patch('wh_000000000000000000000000', {description: 'x'}, 'absent')
+      expect(missing.status).to.equal(404)
+      expect((await daemon.db('webhooks').where({id: one.webhook.id}).first()).secret_ciphertext).to.equal(row.secret_ciphertext)
+    })
+
     it("answers 404 for another customer's webhook on update and delete", async function () {
       const other = await newTenant(daemon.services)
       const theirs = await call('POST', BASE, {url: 'https://hooks.example.com/theirs', event_types: ['lead.created']}, other)

@@ -82,7 +82,8 @@ const WRITTEN: Record<string, number> = {
   'lead_counts.lead_line': longest(LEAD_LINE_VALUES),
   'lead_match_locks.match_key': 'e:'.length + input.contact_email.anyOf[0].maxLength,
   'idempotency_keys.customer_id': UUID,
-  'idempotency_keys.endpoint': longest(Object.keys(ENDPOINT_SCOPES)),
+  // A webhook's PATCH is keyed per webhook: its endpoint carries the webhook's id.
+  'idempotency_keys.endpoint': longest([...Object.keys(ENDPOINT_SCOPES), `PATCH /api/agents/crm/lead-webhooks/wh_${'0'.repeat(24)}`]),
   'idempotency_keys.idempotency_key': IDEMPOTENCY_KEY_MAX_LENGTH,
   'idempotency_keys.request_hash': 64,
   'events.id': UUID,
