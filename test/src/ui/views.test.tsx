@@ -67,7 +67,8 @@ describe('views', function () {
 describe('WebhookDashboard', function () {
   it('shows config, how it is sending, health, and each recent delivery with its state, next attempt and attempts', async function () {
     const {WebhookDashboard} = await import('../../../src/ui/WebhookDashboard.js')
-    const breaker = {state: 'open' as const, until: '2026-11-22T00:01:00.000Z', opened_at: '2026-11-22T00:00:30.000Z'}
+    // Its cool-down ends in the future: one that is over reads differently (delivery-state-commands.test.ts).
+    const breaker = {state: 'open' as const, until: '2099-11-22T00:01:00.000Z', opened_at: '2026-11-22T00:00:30.000Z'}
     const data: WebhookInspection = {
       webhook: {
         id: 'wh_1',
@@ -138,7 +139,7 @@ describe('WebhookDashboard', function () {
     const flat = frame.replace(/\s+/g, ' ')
     expect(frame).to.include('wh_1 disabled: every delivery failed for 5 days')
     expect(flat).to.include(
-      'sending breaker open until 2026-11-22T00:01:00.000Z (opened 2026-11-22T00:00:30.000Z), then one probe · 1 of 2 (cap set by an operator) in flight',
+      'sending breaker open until 2099-11-22T00:01:00.000Z (opened 2026-11-22T00:00:30.000Z), then one probe · 1 of 2 (cap set by an operator) in flight',
     )
     expect(flat).to.include('success 33% of the last 100 deliveries (1 ok, 1 failed, 1 failing now), streak 3')
     expect(frame).to.match(/failed +d1/)
