@@ -135,10 +135,10 @@ describe('search plans', function () {
       const limited = await startTestDaemon(backend, {}, {LEADS_STATEMENT_TIMEOUT_MS: '1'})
       try {
         const crowd = await newTenant(limited.services, undefined, {roomy: true})
-        // Enough leads that counting one common word takes well over a millisecond on either backend.
+        // Enough leads that counting one common word takes several milliseconds on either backend, on a fast machine too.
         await insertLeads(
           limited.db,
-          Array.from({length: 6000}, (_, i) => leadRecord(crowd, {contactName: `Common Person ${i}`, updatedAt: BASE + i})),
+          Array.from({length: 20_000}, (_, i) => leadRecord(crowd, {contactName: `Common Person ${i}`, updatedAt: BASE + i})),
         )
         const ask = (query: string) => limited.request(`${LEADS}?${query}`, {token: crowd.token, customerId: crowd.customer.id})
         // More than the MySQL pool's 16 connections: a statement stopped at its limit gives its connection back.
