@@ -1,6 +1,7 @@
 import type {LeadLine} from '../customers/customer-types.js'
 import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {compileOnFirstUse, queryAjv, toValidationError} from '../shared/ajv.js'
+import {firstMillisecondAtOrAfter} from '../shared/clock.js'
 import {ValidationError} from '../shared/errors.js'
 import {LINE_PATTERN, textProblem} from '../shared/text.js'
 import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
@@ -157,5 +158,5 @@ interface ValidatedParams {
 }
 
 function toMs(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : Date.parse(value)
+  return value === undefined ? undefined : firstMillisecondAtOrAfter(value)
 }

@@ -96,6 +96,12 @@ describe('leads pull', function () {
       expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
     })
 
+    it('starts after the leads of a --since millisecond when --since has digits past it', async function () {
+      const result = await runCli(['pull', '--no-state', '--since', lastTenSince.replace('Z', '9Z')], env())
+      expect(result.code, result.stderr).to.equal(0)
+      expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-9))
+    })
+
     it('takes --since as a date, a time with an offset or a duration ago, as the other --since flags do', async function () {
       const [date] = new Date(Date.now() - LEADS * 1000).toISOString().split('T')
       const byDate = await runCli(['pull', '--no-state', '--since', date!], env())

@@ -202,6 +202,17 @@ describe('GET /api/agents/crm/leads', function () {
       expect(updated.body.total).to.equal(4)
     })
 
+    it('counts created_since and updated_since with digits past the millisecond as "at or after" them', async function () {
+      // Lead 20 was created at BASE + 20 s and leads 21 to 23 updated at BASE + 107 s, exactly: a bound 0.1 µs later leaves them out.
+      const created = await get(a, `?created_since=${new Date(BASE + 20_000).toISOString().replace('Z', '0001Z')}&limit=100`)
+      expect(created.status, created.text).to.equal(200)
+      expect(created.body.total).to.equal(4)
+      expect(created.body.leads.map((lead: {id: string}) => lead.id)).to.not.include(leadsA[20]!.id)
+      const updated = await get(a, `?updated_since=${new Date(BASE + 107_000).toISOString().replace('Z', '000001Z')}&limit=100`)
+      expect(updated.body.total).to.equal(1)
+      expect(updated.body.leads.map((lead: {id: string}) => lead.id)).to.deep.equal([leadsA[24]!.id])
+    })
+
     it('searches name and email case-insensitively and phone ignoring formatting', async function () {
       const ada = leadsA[3]!.id
       for (const term of ['ada love', 'LOVELACE', 'ada@example', '5550102000', '(555) 010-2000', '555-010']) {
