@@ -322,6 +322,19 @@ describe('leads pull', function () {
       expect(JSON.parse(fs.readFileSync(stateFile, 'utf8'))).to.include({version: 2, leads_pulled: 17})
     })
 
+    it('refuses a --state that is a directory in one line, with or without --reset', async function () {
+      const directory = fs.mkdtempSync(path.join(dir, 'state-dir-'))
+      for (const extra of [[], ['--reset']]) {
+        const result = await runCli(['pull', '--state', directory, ...extra], env())
+        expect(result.code, extra.join(' ')).to.equal(1)
+        expect(result.stdout).to.equal('')
+        expect(result.stderr).to.equal(
+          `Error: state file ${directory} is a directory (hint: give --state the path of a file, such as ${path.join(directory, 'leads.state.json')})\n`,
+        )
+      }
+      expect(fs.statSync(directory).isDirectory()).to.equal(true)
+    })
+
     it('says to start over when the server no longer accepts the saved position, as after a change of its master key', async function () {
       const otherKey = new CursorCodec(randomBytes(32))
       const cursor = otherKey.encodeChange({seq: 3, id: allIds[2]!, updatedSince: null}, tenant.customer.id)
