@@ -213,6 +213,22 @@ describe('GET /api/agents/crm/leads', function () {
       expect(updated.body.leads.map((lead: {id: string}) => lead.id)).to.deep.equal([leadsA[24]!.id])
     })
 
+    it('says to encode the + of an offset when a query string turned it into a space', async function () {
+      for (const param of ['updated_since', 'created_since']) {
+        const response = await get(a, `?${param}=2026-01-01T00:00:00+02:00`)
+        expect(response.status).to.equal(400)
+        expect(response.body.error).to.deep.equal({
+          type: 'invalid_request_error',
+          code: 400,
+          message: `query parameter "${param}" has a space where its offset's + should be: a query string reads + as a space, so send it as %2B (2026-01-01T00:00:00%2B02:00)`,
+          param,
+        })
+      }
+      const encoded = await get(a, `?updated_since=${encodeURIComponent('2026-01-01T02:01:47+02:00')}`)
+      expect(encoded.status).to.equal(200)
+      expect(encoded.body.total).to.equal(4)
+    })
+
     it('searches name and email case-insensitively and phone ignoring formatting', async function () {
       const ada = leadsA[3]!.id
       for (const term of ['ada love', 'LOVELACE', 'ada@example', '5550102000', '(555) 010-2000', '555-010']) {
