@@ -6,7 +6,7 @@ import {clientFromSettings} from '../src/client/api-client.js'
 import {requireClientSettings} from '../src/client/client-settings.js'
 import {LeadWriter, OutputClosedError, PULL_FORMATS, type PullFormat} from '../src/client/lead-writer.js'
 import {pullLeads, type PullStart, type PullSummary} from '../src/client/pull.js'
-import {defaultStateFile} from '../src/client/pull-state.js'
+import {defaultStateFile, resetState} from '../src/client/pull-state.js'
 import {parseDuration, parseSince} from '../src/shared/duration.js'
 import {ValidationError} from '../src/shared/errors.js'
 import {renderPullProgress} from '../src/ui/render.js'
@@ -70,7 +70,7 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
     const {baseUrl, customerId} = settings
     const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))
-    if (flags.reset && stateFile !== null) fs.rmSync(stateFile, {force: true})
+    if (flags.reset && stateFile !== null) resetState(stateFile)
 
     const interrupted = new AbortController()
     const stop = () => interrupted.abort()

@@ -37,6 +37,7 @@ export function defaultStateFile(dataDir: string, baseUrl: string, customerId: s
 }
 
 export function loadState(file: string): LoadedState | null {
+  refuseDirectory(file)
   if (!fs.existsSync(file)) return null
   let parsed: Partial<PullState> & Partial<TimestampState>
   try {
@@ -61,6 +62,12 @@ export function loadState(file: string): LoadedState | null {
   }
 }
 
+/** Forgets the saved position (--reset): the next run starts over. */
+export function resetState(file: string): void {
+  refuseDirectory(file)
+  fs.rmSync(file, {force: true})
+}
+
 /** Writes the state atomically (temp file, then rename): a run killed mid-write leaves the old state whole. */
 export function saveState(file: string, state: PullState): void {
   fs.mkdirSync(path.dirname(file), {recursive: true})
@@ -71,4 +78,10 @@ export function saveState(file: string, state: PullState): void {
 
 function unreadable(file: string): ValidationError {
   return new ValidationError(`state file ${file} is not a leads pull state`, 'state', 'start over with --reset (add --since to start at a time)')
+}
+
+/** A directory given as --state: reading it failed as an unreadable file, whose hint (--reset) then failed too. */
+function refuseDirectory(file: string): void {
+  if (!fs.statSync(file, {throwIfNoEntry: false})?.isDirectory()) return
+  throw new ValidationError(`state file ${file} is a directory`, 'state', `give --state the path of a file, such as ${path.join(file, 'leads.state.json')}`)
 }

@@ -1,7 +1,7 @@
 import {setTimeout as delay} from 'node:timers/promises'
 
 import {ValidationError} from '../shared/errors.js'
-import type {LeadsApiClient, RateLimitState} from './api-client.js'
+import {ApiRequestError, type LeadsApiClient, type RateLimitState} from './api-client.js'
 import {OutputClosedError, type LeadWriter} from './lead-writer.js'
 import {type LoadedState, loadState, type PullState, saveState} from './pull-state.js'
 
@@ -85,7 +85,9 @@ export async function pullLeads(client: LeadsApiClient, options: PullOptions): P
       const query: Record<string, string> = {sync: 'true', limit: String(options.pageSize), include_custom_fields: String(options.includeCustomFields)}
       if (state.cursor !== null) query['cursor'] = state.cursor
       else if (startAt !== undefined) query['updated_since'] = startAt
-      const {body, rateLimit} = await client.listLeads(query)
+      const {body, rateLimit} = await client.listLeads(query).catch((error: unknown) => {
+        throw savedPositionRefused(error, state.cursor, options.stateFile) ?? error
+      })
 
       await options.writer.page(body.leads)
       state = {...state, cursor: body.next_cursor, leads_pulled: state.leads_pulled + body.leads.length, saved_at: new Date().toISOString()}
@@ -150,6 +152,19 @@ function checkOwner(loaded: LoadedState | null, options: PullOptions): void {
     `state file ${options.stateFile} belongs to customer ${loaded.state.customer_id} at ${loaded.state.base_url}`,
     'state',
     'give each customer and base URL its own --state file, or leave --state out',
+  )
+}
+
+/**
+ * A saved position the server refuses (its master key changed, or the file was edited) as a
+ * state-file error with the way out, rather than a complaint about a cursor the user never passed.
+ */
+function savedPositionRefused(error: unknown, cursor: string | null, stateFile: string | null): ValidationError | null {
+  if (cursor === null || stateFile === null || !(error instanceof ApiRequestError) || error.param !== 'cursor') return null
+  return new ValidationError(
+    `the position saved in ${stateFile} is not accepted by the server: ${error.message}`,
+    'state',
+    'start over with --reset (add --since to start at a time)',
   )
 }
 

@@ -1,6 +1,7 @@
 import type {LeadLine} from '../customers/customer-types.js'
 import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {compileOnFirstUse, queryAjv, toValidationError} from '../shared/ajv.js'
+import {firstMillisecondAtOrAfter} from '../shared/clock.js'
 import {ValidationError} from '../shared/errors.js'
 import {LINE_PATTERN, textProblem} from '../shared/text.js'
 import {SORT_DIRECTIONS, SORT_FIELDS, type SortDirection, type SortField} from './cursor.js'
@@ -91,6 +92,9 @@ export interface ListQuery {
 }
 
 const INTEGER_PARAMS = new Set(['limit', 'offset'])
+const DATE_TIME_PARAMS = new Set(['created_since', 'updated_since'])
+/** A date-time whose `+hh:mm` offset was sent unencoded: form decoding made the + a space. */
+const OFFSET_PLUS_AS_SPACE = /[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/
 const validate = compileOnFirstUse(queryAjv, LIST_QUERY_SCHEMA)
 
 /** Validates raw query parameters (as the HTTP layer parsed them) into a typed list query. */
@@ -102,6 +106,12 @@ export function parseListQuery(raw: Record<string, string | string[] | undefined
     if (value === undefined) continue
     const problem = textProblem(value, 'line')
     if (problem) throw new ValidationError(`query parameter "${name}" ${problem}`, name)
+    if (DATE_TIME_PARAMS.has(name) && OFFSET_PLUS_AS_SPACE.test(value)) {
+      throw new ValidationError(
+        `query parameter "${name}" has a space where its offset's + should be: a query string reads + as a space, so send it as %2B (2026-01-01T00:00:00%2B02:00)`,
+        name,
+      )
+    }
     // ajv would coerce "1e3" or " 5" to numbers; integers here are plain digits.
     if (INTEGER_PARAMS.has(name) && !/^\d+$/.test(value)) {
       throw new ValidationError(`query parameter "${name}" ${RULES[name]}`, name)
@@ -157,5 +167,5 @@ interface ValidatedParams {
 }
 
 function toMs(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : Date.parse(value)
+  return value === undefined ? undefined : firstMillisecondAtOrAfter(value)
 }

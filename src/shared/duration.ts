@@ -1,3 +1,4 @@
+import {firstMillisecondAtOrAfter} from './clock.js'
 import {ValidationError} from './errors.js'
 import {printable} from './text.js'
 
@@ -24,7 +25,7 @@ const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+
 export function parseSince(text: string, param: string, now: number): number {
   const trimmed = text.trim()
   if (/^\d+(ms|[smhd])$/.test(trimmed)) return now - parseDuration(trimmed, param)
-  const ms = ISO_DATE_TIME.test(trimmed) ? Date.parse(trimmed) : Number.NaN
+  const ms = ISO_DATE_TIME.test(trimmed) ? firstMillisecondAtOrAfter(trimmed) : Number.NaN
   if (!Number.isFinite(ms)) {
     throw new ValidationError(`${param} must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "${printable(text)}"`, param)
   }

@@ -1,4 +1,5 @@
 import {spawn} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -9,6 +10,7 @@ import {parse} from 'csv-parse/sync'
 import {LeadsApiClient} from '../../src/client/api-client.js'
 import {LeadWriter} from '../../src/client/lead-writer.js'
 import {pullLeads} from '../../src/client/pull.js'
+import {CursorCodec} from '../../src/leads/cursor.js'
 import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {CLI, runCli, runCliAtTerminal} from '../helpers/cli.js'
@@ -94,6 +96,12 @@ describe('leads pull', function () {
     it('starts at --since on a first run', async function () {
       const result = await runCli(['pull', '--state', stateFile, '--since', lastTenSince], env())
       expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
+    })
+
+    it('starts after the leads of a --since millisecond when --since has digits past it', async function () {
+      const result = await runCli(['pull', '--no-state', '--since', lastTenSince.replace('Z', '9Z')], env())
+      expect(result.code, result.stderr).to.equal(0)
+      expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-9))
     })
 
     it('takes --since as a date, a time with an offset or a duration ago, as the other --since flags do', async function () {
@@ -312,6 +320,34 @@ describe('leads pull', function () {
       expect(idsOf(result.stdout)).to.deep.equal(allIds.slice(-10))
       expect(result.stderr).to.include(`at updated_since ${since} (converted from an older state file), 7 leads pulled so far`)
       expect(JSON.parse(fs.readFileSync(stateFile, 'utf8'))).to.include({version: 2, leads_pulled: 17})
+    })
+
+    it('refuses a --state that is a directory in one line, with or without --reset', async function () {
+      const directory = fs.mkdtempSync(path.join(dir, 'state-dir-'))
+      for (const extra of [[], ['--reset']]) {
+        const result = await runCli(['pull', '--state', directory, ...extra], env())
+        expect(result.code, extra.join(' ')).to.equal(1)
+        expect(result.stdout).to.equal('')
+        expect(result.stderr).to.equal(
+          `Error: state file ${directory} is a directory (hint: give --state the path of a file, such as ${path.join(directory, 'leads.state.json')})\n`,
+        )
+      }
+      expect(fs.statSync(directory).isDirectory()).to.equal(true)
+    })
+
+    it('says to start over when the server no longer accepts the saved position, as after a change of its master key', async function () {
+      const otherKey = new CursorCodec(randomBytes(32))
+      const cursor = otherKey.encodeChange({seq: 3, id: allIds[2]!, updatedSince: null}, tenant.customer.id)
+      const saved = {version: 2, base_url: daemon.url, customer_id: tenant.customer.id, cursor, leads_pulled: 3, saved_at: new Date().toISOString()}
+      fs.writeFileSync(stateFile, JSON.stringify(saved))
+      const result = await runCli(['pull', '--state', stateFile], env())
+      expect(result.code).to.equal(1)
+      expect(result.stdout).to.equal('')
+      expect(result.stderr.trim().split('\n').at(-1)).to.equal(
+        `Error: the position saved in ${stateFile} is not accepted by the server: cursor is not valid; pass next_cursor from an earlier response unchanged (hint: start over with --reset (add --since to start at a time))`,
+      )
+      const again = await runCli(['pull', '--state', stateFile, '--reset'], env())
+      expect(idsOf(again.stdout)).to.deep.equal(allIds)
     })
 
     it('fails within seconds with a hint when the daemon cannot be reached', async function () {

@@ -160,6 +160,17 @@ describe('the change feed', function () {
       expect([...latest.values()].sort()).to.deep.equal(finalVersions)
     })
 
+    it('starts at an updated_since with digits past the millisecond after the leads of that millisecond', async function () {
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Exactly then'})
+      const updatedAt: string = created.body.lead.updated_at
+      const feed = (since: string) => daemon.request(`${CREATE}?sync=true&updated_since=${since}`, {token: tenant.token, customerId: tenant.customer.id})
+      expect((await feed(updatedAt)).body.leads.map((lead: PulledLead) => lead.contact_name)).to.deep.equal(['Exactly then'])
+      const later = await feed(updatedAt.replace('Z', '5Z'))
+      expect(later.status, later.text).to.equal(200)
+      expect(later.body).to.include({total: 0})
+      expect(later.body.leads).to.deep.equal([])
+    })
+
     it('keeps the feed apart from the sorted list: its own parameters, its own cursors', async function () {
       const list = (query: string) => daemon.request(`${CREATE}?${query}`, {token: tenant.token, customerId: tenant.customer.id})
       await postJson(daemon, tenant, CREATE, {contact_name: 'One'})

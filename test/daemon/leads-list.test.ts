@@ -202,6 +202,33 @@ describe('GET /api/agents/crm/leads', function () {
       expect(updated.body.total).to.equal(4)
     })
 
+    it('counts created_since and updated_since with digits past the millisecond as "at or after" them', async function () {
+      // Lead 20 was created at BASE + 20 s and leads 21 to 23 updated at BASE + 107 s, exactly: a bound 0.1 µs later leaves them out.
+      const created = await get(a, `?created_since=${new Date(BASE + 20_000).toISOString().replace('Z', '0001Z')}&limit=100`)
+      expect(created.status, created.text).to.equal(200)
+      expect(created.body.total).to.equal(4)
+      expect(created.body.leads.map((lead: {id: string}) => lead.id)).to.not.include(leadsA[20]!.id)
+      const updated = await get(a, `?updated_since=${new Date(BASE + 107_000).toISOString().replace('Z', '000001Z')}&limit=100`)
+      expect(updated.body.total).to.equal(1)
+      expect(updated.body.leads.map((lead: {id: string}) => lead.id)).to.deep.equal([leadsA[24]!.id])
+    })
+
+    it('says to encode the + of an offset when a query string turned it into a space', async function () {
+      for (const param of ['updated_since', 'created_since']) {
+        const response = await get(a, `?${param}=2026-01-01T00:00:00+02:00`)
+        expect(response.status).to.equal(400)
+        expect(response.body.error).to.deep.equal({
+          type: 'invalid_request_error',
+          code: 400,
+          message: `query parameter "${param}" has a space where its offset's + should be: a query string reads + as a space, so send it as %2B (2026-01-01T00:00:00%2B02:00)`,
+          param,
+        })
+      }
+      const encoded = await get(a, `?updated_since=${encodeURIComponent('2026-01-01T02:01:47+02:00')}`)
+      expect(encoded.status).to.equal(200)
+      expect(encoded.body.total).to.equal(4)
+    })
+
     it('searches name and email case-insensitively and phone ignoring formatting', async function () {
       const ada = leadsA[3]!.id
       for (const term of ['ada love', 'LOVELACE', 'ada@example', '5550102000', '(555) 010-2000', '555-010']) {
