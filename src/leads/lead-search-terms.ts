@@ -28,7 +28,7 @@ const PHONE_TERM = /^[\d\s().+\-/]+$/
 /** The longest word the index holds (lead_search_words.word), as long as a whole name may be. */
 export const WORD_MAX_LENGTH = 200
 
-/** The most NFKD lengthens one character: U+FDFA becomes 18. */
+/** The most NFKD lengthens one character: U+FDFA becomes 18 (PLAIN_LETTERS at most 2). */
 const NFKD_MAX_EXPANSION = 18
 
 /**
@@ -38,12 +38,24 @@ const NFKD_MAX_EXPANSION = 18
 export const LEAD_WORDS_MAX_LENGTH = (LEAD_LIMITS.contactName + LEAD_LIMITS.contactEmail) * NFKD_MAX_EXPANSION + 2
 
 /**
+ * Letters that NFKD leaves whole (no accent to drop) but that a user types as plain Latin
+ * letters: `lukasz` finds Łukasz, `weiss` Weiß, `oyvind` Øyvind, `aero` Ærø.
+ */
+const PLAIN_LETTERS: Readonly<Record<string, string>> = {ł: 'l', ŀ: 'l', ø: 'o', đ: 'd', ð: 'd', ħ: 'h', ŧ: 't', ı: 'i', æ: 'ae', œ: 'oe', þ: 'th', ß: 'ss'}
+const NOT_PLAIN = new RegExp(`[${Object.keys(PLAIN_LETTERS).join('')}]`, 'gu')
+
+/**
  * The words of a text as they are indexed and searched: lower-cased, accents dropped (José and
- * Jose are one word), split at anything that is not a letter or a digit, each word once.
+ * Jose are one word), letters like ł, ø and ß written plain (PLAIN_LETTERS), split at anything
+ * that is not a letter or a digit, each word once.
  */
 export function searchWords(text: string | null): string[] {
   if (text === null) return []
-  const folded = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase()
+  const folded = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(NOT_PLAIN, (letter) => PLAIN_LETTERS[letter]!)
   // NFKD can lengthen a word (ligatures): cut at what the column holds, in code points as MySQL counts.
   const words = folded
     .split(/[^\p{L}\p{N}]+/u)

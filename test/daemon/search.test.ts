@@ -22,6 +22,7 @@ const PEOPLE = {
   percent: ['100% Real', null, '5550104000'],
   nobody: [null, 'ada@example.org', null],
   dana: ['Dana Dobbs', 'dd@example.org', null],
+  lukasz: ['Łukasz Weiß', null, null],
 } as const
 
 /**
@@ -72,6 +73,8 @@ describe('search', function () {
       ['opper', [], 'not the end of a word'],
       ['jose', ['jose'], 'accents are ignored'],
       ['NÚÑEZ', ['jose'], 'case and accents are ignored in the term too'],
+      ['lukasz weiss', ['lukasz'], 'letters with no accent to drop are written plain: ł is l, ß is ss'],
+      ['ŁUKASZ WEIẞ', ['lukasz'], 'and so in the term too'],
       ['li', ['li'], 'words of one or two letters count'],
       ["o'brien", ['obrien'], 'punctuation in a term splits it like in a name'],
       ['sean', ['obrien'], 'Seán is sean'],

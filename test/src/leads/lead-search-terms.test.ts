@@ -5,7 +5,17 @@ import {leadWords, parseSearch, prefixRange, searchWords, WORD_MAX_LENGTH} from 
 describe('search words and terms', function () {
   it('splits text into lower-cased words without accents, each once', function () {
     expect(searchWords("Grace-Marie O'Brien grace")).to.deep.equal(['grace', 'marie', 'o', 'brien'])
-    expect(searchWords('José NÚÑEZ Ærø ﬁn')).to.deep.equal(['jose', 'nunez', 'ærø', 'fin'])
+    expect(searchWords('José NÚÑEZ Ærø ﬁn')).to.deep.equal(['jose', 'nunez', 'aero', 'fin'])
+    expect(searchWords('Łukasz Weiß Øyvind Đặng Żółć Þórsdóttir Œuvre ẞ')).to.deep.equal([
+      'lukasz',
+      'weiss',
+      'oyvind',
+      'dang',
+      'zolc',
+      'thorsdottir',
+      'oeuvre',
+      'ss',
+    ])
     expect(searchWords('  -- ')).to.deep.equal([])
     expect(searchWords(null)).to.deep.equal([])
     expect(searchWords('x'.repeat(WORD_MAX_LENGTH + 50))).to.deep.equal(['x'.repeat(WORD_MAX_LENGTH)])
