@@ -1,5 +1,5 @@
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
-import {isoTime} from '../shared/clock.js'
+import {firstMillisecondAtOrAfter, isoTime} from '../shared/clock.js'
 import {ValidationError} from '../shared/errors.js'
 
 /** How far back a recover reaches: failed deliveries created up to 7 days before the request. */
@@ -36,7 +36,7 @@ export function recoverSince(body: unknown): number {
     throw new ValidationError(`body must be a JSON object with "since", which ${SINCE_RULE}`, 'since')
   }
   if (!validateRequest(body)) throw toValidationError(validateRequest.errors?.[0], (param) => (param === 'since' ? SINCE_RULE : undefined), 'field')
-  return Date.parse((body as {since: string}).since)
+  return firstMillisecondAtOrAfter((body as {since: string}).since)
 }
 
 /** Refuses a `since` in the future or more than RECOVER_WINDOW_MS before `now` (400 naming `since`). */

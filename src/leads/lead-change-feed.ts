@@ -24,7 +24,7 @@ const NUMBERING_CHUNK = 250
 const SEQUENCE_BATCH = 1000
 
 /**
- * A customer's change feed (GET /leads/sync): its leads in the order they were last written.
+ * A customer's change feed (GET /leads?sync=true): its leads in the order they were last written.
  * Writes mark a lead pending; the feed numbers pending leads after their commit (sequencePending).
  */
 export class LeadChangeFeed {
