@@ -84,7 +84,9 @@ export function checkSetting(name: SettingName, raw: string): string {
     if (url && (url.username !== '' || url.password !== ''))
       throw new ValidationError('base-url must not hold a user or password (the API token authenticates)', name)
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ValidationError(`base-url must be an http(s) URL, got "${value}"`, name)
-    return value.replace(/\/+$/, '')
+    // One spelling per API (URL's: scheme and host lower-cased, no default port), so a pull
+    // state keyed by it is found whichever way the URL was typed.
+    return url.href.replace(/\/+$/, '')
   }
   if (name === 'token') {
     if (!/^svc_[0-9a-f]{64}$/.test(value)) throw new ValidationError('token must be svc_ followed by 64 hex characters, as the operator issued it', name)
