@@ -1,4 +1,4 @@
-import {firstMillisecondAtOrAfter} from './clock.js'
+import {firstMillisecondAtOrAfter, isoTime} from './clock.js'
 import {ValidationError} from './errors.js'
 import {printable} from './text.js'
 
@@ -29,5 +29,7 @@ export function parseSince(text: string, param: string, now: number): number {
   if (!Number.isFinite(ms)) {
     throw new ValidationError(`${param} must be an ISO-8601 time like 2026-11-24T09:00:00Z, or a duration ago like 2h or 1d, got "${printable(text)}"`, param)
   }
+  // A pull would save a position that shows nothing until then, with no word of why.
+  if (ms > now) throw new ValidationError(`${param} must not be in the future (it is ${isoTime(ms)}, the time here is ${isoTime(now)})`, param)
   return ms
 }

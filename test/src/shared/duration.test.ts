@@ -19,6 +19,14 @@ describe('parseSince', function () {
     expect(parseSince('2026-11-24', 'since', now)).to.equal(Date.UTC(2026, 10, 24))
   })
 
+  it('refuses a time in the future, which would show nothing until then', function () {
+    expect(() => parseSince('2099-01-01', 'since', now)).to.throw(
+      ValidationError,
+      'since must not be in the future (it is 2099-01-01T00:00:00.000Z, the time here is 2026-11-25T12:00:00.000Z)',
+    )
+    expect(parseSince('2026-11-25T12:00:00Z', 'since', now)).to.equal(now)
+  })
+
   for (const text of ['yesterday', '2026-11-24T09:00:00', 'Nov 24 2026', '2026-13-01', '2h ago', '-2h', '', '2026']) {
     it(`refuses "${text}" naming the flag`, function () {
       expect(() => parseSince(text, 'since', now)).to.throw(
