@@ -5,6 +5,7 @@ import {AppError, ValidationError} from '../../src/shared/errors.js'
 import {checkJsonText} from '../../src/shared/text.js'
 import {BULK_ROWS, isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
+import {parseJsonBytes} from './strict-json.js'
 
 const SINGLE_BODY_LIMIT = '1mb'
 const BULK_BODY_LIMIT = '10mb'
@@ -15,14 +16,21 @@ const METHODS_WITH_BODY = ['POST', 'PUT', 'PATCH']
 
 /**
  * Parses JSON bodies only: a body of another type or encoding is a 415, malformed JSON (or JSON
- * that cannot be decompressed, nests too deep, or holds a prototype key or text no database
- * stores) a 400, and one over the limit (1 MiB, 10 MiB on bulk routes) a 413, all raised for the
+ * that cannot be decompressed, is not UTF-8, nests too deep, or holds a prototype key or text no
+ * database stores) a 400, and one over the limit (1 MiB, 10 MiB on bulk routes) a 413, all raised for the
  * error envelope.
  */
 export function jsonBody() {
-  const options = {enableTypes: ['json'] as Array<'json'>, jsonStrict: true, encoding: 'utf-8', onError: rethrowAsRequestError}
-  const single = bodyParser({...options, jsonLimit: SINGLE_BODY_LIMIT})
-  const bulk = bodyParser({...options, jsonLimit: BULK_BODY_LIMIT})
+  // Read as text byte for byte (latin1 maps each byte to one character), so parseJsonBytes sees
+  // the bytes the client sent: the parser's own UTF-8 decoding replaces bytes that are not UTF-8.
+  const options = {
+    enableTypes: ['text'] as Array<'text'>,
+    extendTypes: {text: ['application/json']},
+    encoding: 'latin1',
+    onError: rethrowAsRequestError,
+  }
+  const single = bodyParser({...options, textLimit: SINGLE_BODY_LIMIT})
+  const bulk = bodyParser({...options, textLimit: BULK_BODY_LIMIT})
   return async function jsonBodyMiddleware(ctx: AppContext, next: Next): Promise<void> {
     if (!METHODS_WITH_BODY.includes(ctx.method)) return next()
     if (ctx.request.length > 0 || ctx.get('transfer-encoding') !== '') {
@@ -31,6 +39,7 @@ export function jsonBody() {
     const isBulk = isBulkRequest(ctx)
     const parser = isBulk ? bulk : single
     await parser(ctx as never, async () => {
+      ctx.request.body = typeof ctx.request.body === 'string' ? parseJsonBytes(ctx.request.body) : {}
       // A bulk row's text is checked with the row, which fails alone (rows are independent).
       checkJsonText(ctx.request.body, isBulk ? BULK_ROWS : undefined)
       await next()
@@ -47,13 +56,6 @@ function rethrowAsRequestError(error: Error & {status?: number; code?: string}, 
   // zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR, ...) carry no HTTP status: the body was not what its encoding says.
   if (error.status === undefined && error.code?.startsWith('Z_')) {
     throw new ValidationError(`Request body could not be decompressed as Content-Encoding "${encoding}".`)
-  }
-  // Strict parsing refuses a JSON scalar (null, a string, a number): valid JSON, but not a body.
-  if (/only supports object and array/.test(error.message)) {
-    throw new ValidationError('Request body must be a JSON object.', 'body')
-  }
-  if (/forbidden prototype property/.test(error.message)) {
-    throw new ValidationError('Request body must not contain the key "__proto__".', '__proto__')
   }
   throw error
 }

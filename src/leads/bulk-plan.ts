@@ -7,10 +7,15 @@ import type {LeadRecord} from './lead-types.js'
 export const ON_DUPLICATE = ['update', 'skip', 'error'] as const
 export type OnDuplicate = (typeof ON_DUPLICATE)[number]
 
+/**
+ * A row's result. `createdByRow` (of a merge, a skip or an on_duplicate=error failure) names the
+ * earlier row of the same request that creates the lead the row matched: a dry run creates
+ * nothing, so its answer must not name that lead's id.
+ */
 export type RowOutcome =
   | {index: number; status: 'created'; lead: LeadRecord}
-  | {index: number; status: 'updated' | 'skipped'; lead: LeadRecord}
-  | {index: number; status: 'failed'; error: {message: string; param?: string}}
+  | {index: number; status: 'updated' | 'skipped'; lead: LeadRecord; createdByRow?: number}
+  | {index: number; status: 'failed'; error: {message: string; param?: string}; duplicate?: {by: 'email' | 'phone'; createdByRow?: number}}
 
 export interface BulkRow {
   index: number
@@ -40,6 +45,8 @@ export function planBulk(
   // Age order: existing leads oldest first (as the store returns them), then this request's new ones.
   const pool = new MatchPool(existing)
   const changed = new Set<string>()
+  /** The row that creates each lead this request creates. */
+  const creators = new Map<string, number>()
   const outcomes: RowOutcome[] = []
 
   for (const row of rows) {
@@ -49,16 +56,20 @@ export function planBulk(
     }
     const input = row.input
     const match = pool.find(input)
+    const createdByRow = match ? creators.get(match.lead.id) : undefined
+    const creator = createdByRow === undefined ? {} : {createdByRow}
     if (!match) {
       const lead = newLead(customerId, input, {stageId: defaults.stageId, sourceType: 'import'}, now)
       pool.add(lead)
       changed.add(lead.id)
+      creators.set(lead.id, row.index)
       outcomes.push({index: row.index, status: 'created', lead})
     } else if (onDuplicate === 'skip') {
-      outcomes.push({index: row.index, status: 'skipped', lead: match.lead})
+      outcomes.push({index: row.index, status: 'skipped', lead: match.lead, ...creator})
     } else if (onDuplicate === 'error') {
       const param = match.by === 'email' ? 'contact_email' : 'contact_phone'
-      outcomes.push({index: row.index, status: 'failed', error: {message: `matches existing lead ${match.lead.id} by ${match.by}`, param}})
+      const error = {message: `matches existing lead ${match.lead.id} by ${match.by}`, param}
+      outcomes.push({index: row.index, status: 'failed', error, duplicate: {by: match.by, ...creator}})
     } else {
       const merged = mergeOrError(match.lead, input, now)
       if ('error' in merged) {
@@ -67,7 +78,7 @@ export function planBulk(
       }
       pool.replace(match.position, merged.lead)
       changed.add(merged.lead.id)
-      outcomes.push({index: row.index, status: 'updated', lead: merged.lead})
+      outcomes.push({index: row.index, status: 'updated', lead: merged.lead, ...creator})
     }
   }
   const finalState = new Map(pool.leads().map((lead) => [lead.id, lead]))

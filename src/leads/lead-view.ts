@@ -40,14 +40,25 @@ export interface BulkResponse {
   unknown_custom_fields: Array<{slug: string; rows: number[]}>
 }
 
-/** Body of a 200 from POST /leads/bulk. A dry run names no id for a lead it would create. */
+/**
+ * Body of a 200 from POST /leads/bulk. A dry run names no id for a lead it would create, neither
+ * on the row that creates it nor on the later rows that match it: that id will never exist.
+ */
 export function bulkResponse(result: BulkResult): BulkResponse {
   const summary = {received: result.outcomes.length, created: 0, updated: 0, skipped: 0, failed: 0}
   const results = result.outcomes.map((outcome) => {
     summary[outcome.status] += 1
-    if (outcome.status === 'failed') return {index: outcome.index, status: outcome.status, error: outcome.error}
-    if (outcome.status === 'created' && result.dryRun) return {index: outcome.index, status: outcome.status}
+    if (outcome.status === 'failed') return {index: outcome.index, status: outcome.status, error: rowError(outcome, result.dryRun)}
+    const wouldBeCreated = outcome.status === 'created' || outcome.createdByRow !== undefined
+    if (wouldBeCreated && result.dryRun) return {index: outcome.index, status: outcome.status}
     return {index: outcome.index, status: outcome.status, lead_id: outcome.lead.id}
   })
   return {dry_run: result.dryRun, summary, results, unknown_custom_fields: result.unknownCustomFields}
+}
+
+/** A failed row's error; in a dry run a duplicate of a lead an earlier row would create names that row. */
+function rowError(outcome: Extract<RowOutcome, {status: 'failed'}>, dryRun: boolean): {message: string; param?: string} {
+  const createdByRow = outcome.duplicate?.createdByRow
+  if (!dryRun || createdByRow === undefined) return outcome.error
+  return {...outcome.error, message: `matches the lead row ${createdByRow} would create by ${outcome.duplicate!.by}`}
 }

@@ -217,6 +217,38 @@ describe('hostile input', function () {
         expect(fine.body.lead.custom_fields.note_0).to.equal('line one\n\tline two')
       })
 
+      it('refuses a body that is not UTF-8 with 400 instead of storing U+FFFD for its bytes, on every route', async function () {
+        // "José" as Latin-1 sends the byte E9; a cut emoji, the first three of its four bytes.
+        const latin1 = Buffer.concat([Buffer.from('{"contact_name":"Jos'), Buffer.from([0xe9]), Buffer.from('"}')])
+        const cutEmoji = Buffer.concat([Buffer.from('{"leads":[{"contact_name":"'), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from('"}]}')])
+        const hookUrl = Buffer.concat([
+          Buffer.from('{"url":"https://hooks.example.com/'),
+          Buffer.from([0xff]),
+          Buffer.from('","event_types":["lead.created"]}'),
+        ])
+        const sent: Array<[path: string, body: Uint8Array, headers: Record<string, string>]> = [
+          [CREATE, latin1, {}],
+          [BULK, cutEmoji, {}],
+          [WEBHOOKS, hookUrl, {}],
+          [CREATE, gzipSync(latin1), {'content-encoding': 'gzip'}],
+        ]
+        for (const [path, body, headers] of sent) {
+          const response = await send(path, body, headers)
+          expect(response.status, `${path}: ${response.text}`).to.equal(400)
+          expect(response.body.error).to.deep.equal({
+            type: 'invalid_request_error',
+            code: 400,
+            message: 'Request body is not valid UTF-8; send JSON encoded as UTF-8.',
+            param: 'body',
+          })
+        }
+        expect((await counts(daemon, tenant)).leads).to.equal(0)
+        expect(await daemon.services.webhooks.list(tenant.customer.id)).to.have.length(0)
+        const utf8 = await send(CREATE, Buffer.from('\ufeff{"contact_name":"José 😀"}'))
+        expect(utf8.status, utf8.text).to.equal(201)
+        expect(utf8.body.lead.contact_name).to.equal('José 😀')
+      })
+
       it('refuses a body nested 100,000 deep with 400 on every route, not a 500 from a stack overflow', async function () {
         const arrays = '['.repeat(100_000) + ']'.repeat(100_000)
         const objects = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)

@@ -128,6 +128,35 @@ describe('POST /api/agents/crm/leads/bulk', function () {
           expect(list.body.leads[0].contact_name).to.equal(null)
         })
 
+        it('names no id in a dry run for a lead an earlier row would create, also on the rows that match it', async function () {
+          const existing = await postJson(daemon, tenant, CREATE, {contact_email: 'there@example.org'})
+          const leads = [
+            {contact_email: 'new@example.org', contact_name: 'Would be new'},
+            {contact_email: 'NEW@example.org', contact_name: 'Would merge'},
+            {contact_email: 'there@example.org', contact_name: 'Existing'},
+          ]
+          const before = await counts(daemon, tenant)
+          const expected = {
+            update: [
+              {index: 1, status: 'updated'},
+              {index: 2, status: 'updated', lead_id: existing.body.lead.id},
+            ],
+            skip: [
+              {index: 1, status: 'skipped'},
+              {index: 2, status: 'skipped', lead_id: existing.body.lead.id},
+            ],
+            error: [
+              {index: 1, status: 'failed', error: {message: 'matches the lead row 0 would create by email', param: 'contact_email'}},
+              {index: 2, status: 'failed', error: {message: `matches existing lead ${existing.body.lead.id} by email`, param: 'contact_email'}},
+            ],
+          }
+          for (const [onDuplicate, rows] of Object.entries(expected)) {
+            const response = await bulk({dry_run: true, on_duplicate: onDuplicate, leads})
+            expect(response.body.results, onDuplicate).to.deep.equal([{index: 0, status: 'created'}, ...rows])
+          }
+          expect(await counts(daemon, tenant)).to.deep.equal(before)
+        })
+
         it('fails alone a row with a control character, in a dry run too, where a single create answers 400', async function () {
           await daemon.services.customers.addField(tenant.customer.id, {slug: 'note', type: 'string'})
           const leads = [

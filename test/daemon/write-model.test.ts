@@ -200,7 +200,10 @@ function answerDifference(expected: Expected, answer: TestResponse, bindings: Bi
           }
           const bound = bindings.bindNew(row.ref, leadId ?? '')
           if (bound) return `row ${index}: ${bound}`
-        } else if (!(expected.dryRun && !bindings.toDaemon.has(row.ref))) {
+        } else if (expected.dryRun && !bindings.toDaemon.has(row.ref)) {
+          // Nor for it on a later row that matches it: that id will never exist.
+          if (leadId !== undefined) return `row ${index}: a dry run named id ${leadId} for a lead an earlier row would create`
+        } else {
           const same = bindings.same(row.ref, leadId ?? '')
           if (same) return `row ${index}: ${same}`
         }
