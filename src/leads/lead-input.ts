@@ -34,9 +34,10 @@ export const LEAD_INPUT_SCHEMA = {
     stage_slug: {type: ['string', 'null'], maxLength: LEAD_LIMITS.stageSlug, pattern: TEXT_PATTERN},
     custom_fields: {
       type: 'object',
-      description: `At most ${LEAD_LIMITS.customFieldsBytes} bytes as JSON per lead, also after a merge`,
+      description: `The customer's custom fields by slug. A field's value is a string of at most ${LEAD_LIMITS.customFieldValue} characters, a number, a boolean or null, of the field's type (else 400 naming custom_fields.<slug>); at most ${LEAD_LIMITS.customFieldsBytes} bytes as JSON per lead, also after a merge. A slug the customer does not define is dropped whatever its value and listed in unknown_custom_fields: a lead is never lost to a renamed field.`,
       propertyNames: {pattern: LINE_PATTERN},
-      additionalProperties: {anyOf: [{type: 'string', maxLength: LEAD_LIMITS.customFieldValue, pattern: TEXT_PATTERN}, {type: ['number', 'boolean', 'null']}]},
+      // Text follows the body's text rule whatever the slug; other values are checked only for the customer's own fields.
+      additionalProperties: {anyOf: [{type: 'string', pattern: TEXT_PATTERN}, {type: ['number', 'boolean', 'null', 'object', 'array']}]},
     },
     source_platform: {anyOf: [{type: 'string', enum: [...SOURCE_PLATFORMS]}, {type: 'null'}]},
     source_type: {anyOf: [{type: 'string', enum: [...SOURCE_TYPES]}, {type: 'null'}]},
@@ -53,7 +54,7 @@ const RULES: Record<string, string> = {
   contact_phone: `must be a string of at most ${LEAD_LIMITS.contactPhone} characters`,
   contact_email: `must be an email address of at most ${LEAD_LIMITS.contactEmail} characters`,
   stage_slug: 'must be a stage slug',
-  custom_fields: `must be an object mapping field slugs to strings, numbers, booleans or null (a string of at most ${LEAD_LIMITS.customFieldValue} characters)`,
+  custom_fields: 'must be an object mapping field slugs to values',
   source_platform: `must be one of ${SOURCE_PLATFORMS.join(', ')}`,
   source_type: `must be one of ${SOURCE_TYPES.join(', ')}`,
 }
@@ -208,5 +209,10 @@ function checkFieldValue(field: CustomFieldDefinition, value: CustomFieldValue):
   }
   if (typeof value !== field.type || (typeof value === 'number' && !Number.isFinite(value))) {
     throw new ValidationError(`${param} must be a ${field.type} or null`, param)
+  }
+  // Characters are code points, as the schema's maxLength counts them (UTF-16 length is an upper bound).
+  const characters = typeof value === 'string' && value.length > LEAD_LIMITS.customFieldValue ? [...value].length : 0
+  if (characters > LEAD_LIMITS.customFieldValue) {
+    throw new ValidationError(`${param} must be at most ${LEAD_LIMITS.customFieldValue} characters; it has ${characters}`, param)
   }
 }

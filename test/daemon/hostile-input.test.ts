@@ -67,8 +67,22 @@ describe('hostile input', function () {
         expect((await counts(daemon, tenant)).leads).to.equal(2)
       })
 
-      it('refuses a custom-field string longer than the documented maximum', async function () {
-        await expectRefused(await postJson(daemon, tenant, CREATE, {contact_name: 'Long', custom_fields: {note_0: LONG_VALUE + 'é'}}), 400, 'custom_fields')
+      it('refuses a custom-field string longer than the documented maximum, naming the field', async function () {
+        const response = await postJson(daemon, tenant, CREATE, {contact_name: 'Long', custom_fields: {note_0: LONG_VALUE + 'é'}})
+        await expectRefused(response, 400, 'custom_fields.note_0')
+        expect(response.body.error.message).to.equal(`custom_fields.note_0 must be at most ${LONG_VALUE.length} characters; it has ${LONG_VALUE.length + 1}`)
+        await expectRefused(await postJson(daemon, tenant, CREATE, {contact_name: 'Nested', custom_fields: {note_0: {a: 1}}}), 400, 'custom_fields.note_0')
+      })
+
+      it('drops a slug the customer does not define whatever its value: a lead is never lost to a renamed field', async function () {
+        const custom_fields = {renamed_note: LONG_VALUE + 'é', renamed_tags: ['a', 'b'], renamed_address: {city: 'Lyon'}, note_0: 'kept'}
+        const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Renamed Fields', custom_fields})
+        expect(created.status, created.text).to.equal(201)
+        expect(created.body.lead.custom_fields).to.deep.equal({note_0: 'kept'})
+        expect(created.body.unknown_custom_fields).to.deep.equal(['renamed_note', 'renamed_tags', 'renamed_address'])
+        const bulk = await postJson(daemon, tenant, BULK, {leads: [{contact_name: 'Renamed In Bulk', custom_fields}]})
+        expect(bulk.body.results[0].status).to.equal('created')
+        expect((await counts(daemon, tenant)).leads).to.equal(2)
       })
 
       it('refuses custom fields larger than a lead may hold, also when a merge would make them so', async function () {

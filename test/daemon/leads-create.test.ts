@@ -123,7 +123,12 @@ describe('POST /api/agents/crm/leads', function () {
             ['an unknown stage_slug', {contact_name: 'x', stage_slug: 'won'}, 'stage_slug', /valid: new, contacted, qualified, proposal, closed/],
             ['a wrongly typed custom field', {contact_name: 'x', custom_fields: {budget: 'lots'}}, 'custom_fields.budget', /must be a number/],
             ['a bad lead_line', {contact_name: 'x', custom_fields: {lead_line: 'renter'}}, 'custom_fields.lead_line', /buyer, seller or null/],
-            ['an object custom field value', {contact_name: 'x', custom_fields: {notes: {a: 1}}}, 'custom_fields', /scalar|strings, numbers/],
+            [
+              'an object as a known custom field',
+              {contact_name: 'x', custom_fields: {notes: {a: 1}}},
+              'custom_fields.notes',
+              /custom_fields.notes must be a string or null/,
+            ],
             ['a number as name', {contact_name: 42}, 'contact_name', /string/],
             ['an over-long name', {contact_name: 'x'.repeat(201)}, 'contact_name', /at most 200/],
           ] as const) {
