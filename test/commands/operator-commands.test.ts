@@ -99,6 +99,18 @@ describe('operator commands', function () {
       expect(plain.stdout).to.include('cannot be shown again')
     })
 
+    it('keys issue refuses an --expires-in of zero, which would issue a key already expired, and stores no key', async function () {
+      for (const lifetime of ['0d', '0s', '0ms']) {
+        const result = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--expires-in', lifetime], env)
+        expect(result.code, lifetime).to.equal(1)
+        expect(result.stdout).to.equal('')
+        expect(result.stderr).to.equal(
+          'Error: expires-in must be longer than zero: the key would be expired when issued (hint: give a lifetime such as 90d, or leave --expires-in out for a key that never expires)\n',
+        )
+      }
+      expect(await db('api_keys').where({customer_id: customerId}).count({n: '*'})).to.deep.equal([{n: 0}])
+    })
+
     it('keys list never prints a token', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:webhooks:manage', '--internal'], env)
       const listed = await runCliJson(['keys', 'list', '--customer', customerId], env)
