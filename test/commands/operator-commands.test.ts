@@ -265,6 +265,25 @@ describe('operator commands', function () {
       expect(zero.code).to.equal(2)
     })
 
+    it('ratelimit set refuses a key override for an internal key, which no limit applies to, and show says the key is exempt', async function () {
+      const internal = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--internal'], env)
+      const refused = await runCli(['ratelimit', 'set', '--key', internal.id, '--per-minute', '1'], env)
+      expect(refused.code).to.equal(1)
+      expect(refused.stdout).to.equal('')
+      expect(refused.stderr).to.equal(
+        `Error: key ${internal.id} is internal: it is exempt from every rate limit, so an override would not apply (hint: to throttle it, issue the customer a key without --internal and revoke this one)\n`,
+      )
+      expect(await db('rate_limit_overrides').where({scope_type: 'key', scope_id: internal.id}).count({n: '*'})).to.deep.equal([{n: 0}])
+      const shown = await runCli(['ratelimit', 'show', '--key', internal.id], env)
+      expect(shown.code, shown.stderr).to.equal(0)
+      expect(shown.stdout).to.include('  effective: none: an internal key is exempt from every rate limit\n')
+      const json = await runCliJson(['ratelimit', 'show', '--key', internal.id], env)
+      expect(json).to.include({exempt: true})
+      const ordinary = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      expect(await runCliJson(['ratelimit', 'show', '--key', ordinary.id], env)).to.include({exempt: false})
+      expect(await runCliJson(['ratelimit', 'show', '--customer', customerId], env)).to.include({exempt: false})
+    })
+
     it('ratelimit list shows which customers and keys have overrides, of all customers or of one', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const otherCustomer = (await services.customers.create({name: 'Other override'})).id
