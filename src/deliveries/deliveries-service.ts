@@ -102,15 +102,28 @@ export class DeliveriesService {
    * signatures. A delivery being delivered right now is left alone. Returns the ids queued.
    */
   async redeliver(ids: string[]): Promise<string[]> {
-    const known = new Set(await this.store.existingIds(ids.map(checkDeliveryId)))
-    const unknown = ids.find((id) => !known.has(id))
+    const webhookOf = await this.store.webhooksOf(ids.map(checkDeliveryId))
+    const unknown = ids.find((id) => !webhookOf.has(id))
     if (unknown !== undefined) throw deliveryNotFound(unknown)
+    const checked = new Set<string>()
+    for (const [id, webhookId] of webhookOf) {
+      if (checked.has(webhookId)) continue
+      checked.add(webhookId)
+      const webhook = await this.webhooks.getById(webhookId).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return null
+        throw error
+      })
+      if (!webhook) throw new ConflictError(`delivery ${id} is of webhook ${webhookId}, which was deleted: there is nowhere to send it`)
+      refuseDisabled(webhook)
+    }
     return this.requeue(ids)
   }
 
   /** Operator: redelivers a webhook's failed deliveries, optionally only those created since a time. */
   async redeliverFailed(webhookId: string, since?: number): Promise<string[]> {
-    return this.requeueFailed(await this.webhooks.getById(webhookId), since ?? 0)
+    const webhook = await this.webhooks.getById(webhookId)
+    refuseDisabled(webhook)
+    return this.requeueFailed(webhook, since ?? 0)
   }
 
   /**
@@ -161,6 +174,18 @@ export class DeliveriesService {
     const attempts = await this.store.attempts.ofDeliveries(deliveries.map((delivery) => delivery.id))
     return deliveries.map((delivery) => ({...delivery, attempts: attempts.filter((attempt) => attempt.deliveryId === delivery.id)}))
   }
+}
+
+/**
+ * A worker cancels the deliveries of a disabled webhook when it takes them, so queueing them
+ * again would turn failed deliveries into cancelled ones instead of sending them.
+ */
+function refuseDisabled(webhook: Webhook): void {
+  if (webhook.isActive) return
+  throw new ConflictError(
+    `webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent`,
+    `\`leads webhooks enable ${webhook.id}\`, then redeliver`,
+  )
 }
 
 function checkDeliveryId(id: string): string {

@@ -222,6 +222,33 @@ describe('webhook and delivery commands', function () {
     expect(await exited).to.equal(0)
   })
 
+  it('deliveries redeliver refuses the deliveries of a disabled or deleted webhook, which would be cancelled, not sent, and keeps them failed', async function () {
+    const owner = await newTenant(daemon.services)
+    const {webhook} = await daemon.services.webhooks.create(owner.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
+    receiver.reply({status: 500, body: 'down'})
+    const seen = receiver.requests.length
+    await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Parked'})
+    await receiver.waitFor(seen + 1)
+    const [row] = await daemon.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
+    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    await runCliJson(['webhooks', 'disable', webhook.id], env())
+    const disabled = `Error: webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent (hint: \`leads webhooks enable ${webhook.id}\`, then redeliver)\n`
+    for (const args of [
+      ['deliveries', 'redeliver', row.id],
+      ['deliveries', 'redeliver', '--webhook', webhook.id, '--failed', '--yes'],
+    ]) {
+      const refused = await runCli(args, env())
+      expect(refused.code, args.join(' ')).to.equal(1)
+      expect(refused.stdout, args.join(' ')).to.equal('')
+      expect(refused.stderr, args.join(' ')).to.equal(disabled)
+    }
+    await runCliJson(['webhooks', 'delete', webhook.id, '--yes'], env())
+    const deleted = await runCli(['deliveries', 'redeliver', row.id], env())
+    expect(deleted.code).to.equal(1)
+    expect(deleted.stderr).to.equal(`Error: delivery ${row.id} is of webhook ${webhook.id}, which was deleted: there is nowhere to send it\n`)
+    expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
+  })
+
   it('webhooks disable and enable switch the webhook', async function () {
     expect(await runCliJson(['webhooks', 'disable', webhookId], env())).to.include({is_active: false, disabled_reason: 'disabled by an operator'})
     expect(await runCliJson(['webhooks', 'enable', webhookId], env())).to.include({is_active: true, disabled_reason: null})
