@@ -284,6 +284,13 @@ describe('operator commands', function () {
       expect(await runCliJson(['ratelimit', 'show', '--customer', customerId], env)).to.include({exempt: false})
     })
 
+    it("ratelimit show --customer answers while Redis is down: a customer's override and limits are in the database", async function () {
+      await runCliJson(['ratelimit', 'set', '--customer', customerId, '--per-minute', '120'], env)
+      const shown = await runCli(['ratelimit', 'show', '--customer', customerId], {...env, LEADS_REDIS_URL: 'redis://127.0.0.1:1/0'})
+      expect(shown.code, shown.stderr).to.equal(0)
+      expect(shown.stdout).to.include('effective: per-minute 120, per-hour 1000, bulk-per-minute 10')
+    })
+
     it('ratelimit list shows which customers and keys have overrides, of all customers or of one', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const otherCustomer = (await services.customers.create({name: 'Other override'})).id
