@@ -10,6 +10,7 @@ import type {TableDisplay} from '../../src/ui/render.js'
 import {turnColorOffWhenAsked} from '../../src/ui/colors.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
 import {AppError} from '../../src/shared/errors.js'
+import {UUID_PATTERN} from '../../src/shared/validate.js'
 
 /**
  * Base of every `leads` command: `--json` (oclif prints the value run() returns), a services
@@ -135,9 +136,17 @@ function errorEnvelope(error: Error, usage: boolean): {type: string; code: numbe
   return {type: 'api_error', code: 500, message: `unexpected failure: ${safeMessage(error)}`}
 }
 
+/**
+ * A flag naming a customer or key by its UUID. Ids are stored in lower case and compared byte for
+ * byte, so one given in capitals (as the API takes x-customer-id) is lower-cased here, else a
+ * listing would find nothing and an override would be kept under an id no key has. Anything
+ * that is not a UUID is passed on as given, for the service to refuse with its own message.
+ */
+export const uuidFlag = Flags.custom<string>({parse: async (input) => (UUID_PATTERN.test(input) ? input.toLowerCase() : input)})
+
 /** Flags several commands share, declared once. */
 export const sharedFlags = {
-  customer: Flags.string({description: 'customer id (UUID)', required: true}),
+  customer: uuidFlag({description: 'customer id (UUID)', required: true}),
 }
 
 /** --yes, on every command that destroys or resends something. */

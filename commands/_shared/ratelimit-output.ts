@@ -1,15 +1,14 @@
-import {Flags} from '@oclif/core'
-
 import type {OverrideScope} from '../../src/ratelimit/limits.js'
 import type {LimitsView} from '../../src/ratelimit/ratelimit-service.js'
 import type {Usage} from '../../src/ratelimit/request-limiter.js'
 import {isoTime} from '../../src/shared/clock.js'
 import {ValidationError} from '../../src/shared/errors.js'
+import {uuidFlag} from './base-command.js'
 
 /** --customer or --key: which override a `leads ratelimit` command is about. */
 export const scopeFlags = {
-  customer: Flags.string({description: 'customer id (UUID)', exactlyOne: ['customer', 'key']}),
-  key: Flags.string({description: 'key id (UUID)', exactlyOne: ['customer', 'key']}),
+  customer: uuidFlag({description: 'customer id (UUID)', exactlyOne: ['customer', 'key']}),
+  key: uuidFlag({description: 'key id (UUID)', exactlyOne: ['customer', 'key']}),
 }
 
 export function scopeOf(flags: {customer?: string; key?: string}): OverrideScope {

@@ -101,8 +101,9 @@ export class DeliveriesService {
    * Queues deliveries again: same id (so the same X-Service-Delivery), fresh attempts, fresh
    * signatures. A delivery being delivered right now is left alone. Returns the ids queued.
    */
-  async redeliver(ids: string[]): Promise<string[]> {
-    const webhookOf = await this.store.webhooksOf(ids.map(checkDeliveryId))
+  async redeliver(given: string[]): Promise<string[]> {
+    const ids = given.map(checkDeliveryId)
+    const webhookOf = await this.store.webhooksOf(ids)
     const unknown = ids.find((id) => !webhookOf.has(id))
     if (unknown !== undefined) throw deliveryNotFound(unknown)
     const checked = new Set<string>()
@@ -188,9 +189,10 @@ function refuseDisabled(webhook: Webhook): void {
   )
 }
 
+/** A delivery id as stored: in lower case, as its X-Service-Delivery header shows it. */
 function checkDeliveryId(id: string): string {
   if (!UUID_PATTERN.test(id)) throw new ValidationError(`delivery id must be a UUID, got "${id}"`, 'id')
-  return id
+  return id.toLowerCase()
 }
 
 function deliveryNotFound(id: string): NotFoundError {

@@ -314,6 +314,25 @@ describe('operator commands', function () {
       expect(none.stdout).to.equal(`${otherCustomer}\n`)
     })
 
+    it('takes a customer or key id in capitals as the same id, as the API takes x-customer-id: lists, adds and overrides reach it', async function () {
+      const upper = customerId.toUpperCase()
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const listed = await runCliJson(['keys', 'list', '--customer', upper], env)
+      expect(listed.keys.map((key: {id: string}) => key.id)).to.deep.equal([issued.id])
+      const stage = await runCli(['stages', 'add', '--customer', upper, '--slug', 'showing'], env)
+      expect(stage.code, stage.stderr).to.equal(0)
+      expect((await runCliJson(['stages', 'list', '--customer', upper], env)).stages.map((s: {slug: string}) => s.slug)).to.include('showing')
+      const field = await runCli(['fields', 'add', '--customer', upper, '--slug', 'budget', '--type', 'number'], env)
+      expect(field.code, field.stderr).to.equal(0)
+      expect((await runCliJson(['fields', 'list', '--customer', customerId], env)).fields.map((f: {slug: string}) => f.slug)).to.include('budget')
+      await runCliJson(['ratelimit', 'set', '--customer', upper, '--per-minute', '7'], env)
+      await runCliJson(['ratelimit', 'set', '--key', issued.id.toUpperCase(), '--per-hour', '9'], env)
+      const shown = await runCliJson(['ratelimit', 'show', '--key', issued.id], env)
+      expect(shown.scope).to.deep.equal({type: 'key', id: issued.id})
+      expect(shown.effective).to.deep.equal({per_minute: 7, per_hour: 9, bulk_per_minute: 10})
+      expect((await runCliJson(['ratelimit', 'list', '--customer', upper], env)).overrides).to.have.length(2)
+    })
+
     it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {
       const result = await runCli(['stages', 'list', '--customer', '6f1c0000-0000-4000-8000-000000000000'], env)
       expect(result.code).to.equal(1)

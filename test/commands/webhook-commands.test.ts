@@ -222,6 +222,13 @@ describe('webhook and delivery commands', function () {
     expect(await exited).to.equal(0)
   })
 
+  it('deliveries show and redeliver take a delivery id in capitals as the same id', async function () {
+    const shown = await runCliJson(['deliveries', 'show', deliveryId.toUpperCase()], env())
+    expect(shown.id).to.equal(deliveryId)
+    const redelivered = await runCliJson(['deliveries', 'redeliver', deliveryId.toUpperCase()], env())
+    expect(redelivered).to.deep.equal({redelivered: [deliveryId]})
+  })
+
   it('deliveries redeliver refuses the deliveries of a disabled or deleted webhook, which would be cancelled, not sent, and keeps them failed', async function () {
     const owner = await newTenant(daemon.services)
     const {webhook} = await daemon.services.webhooks.create(owner.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
