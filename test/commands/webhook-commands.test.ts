@@ -135,6 +135,17 @@ describe('webhook and delivery commands', function () {
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
   })
 
+  it('webhooks test under another LEADS_MASTER_KEY than the one the secret was sealed with says so, in one line with a hint', async function () {
+    const before = receiver.requests.length
+    const result = await runCli(['webhooks', 'test', webhookId], {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)})
+    expect(result.code).to.equal(1)
+    expect(result.stdout).to.equal('')
+    expect(result.stderr).to.equal(
+      `Error: the signing secret of webhook ${webhookId} does not open with this LEADS_MASTER_KEY: it was sealed under another key (hint: run the command with the daemons' LEADS_MASTER_KEY; if that key is lost, \`leads webhooks rotate-secret ${webhookId}\` mints a secret under this one)\n`,
+    )
+    expect(receiver.requests.length).to.equal(before)
+  })
+
   it('webhooks create, test, rotate-secret and delete act for the customer from the terminal', async function () {
     const cliEnv = {...env(), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
     const created = await runCliJson(
