@@ -97,11 +97,19 @@ export abstract class BaseCommand extends Command {
     return {interactive: this.interactive, columns: flags.columns, truncate: flags.truncate}
   }
 
+  /**
+   * Whether a failure is printed as the JSON error envelope: under --json. A command that streams
+   * JSON lines of its own (enableJsonFlag off, a --json flag of its own) says so here too.
+   */
+  protected failsAsJson(): boolean {
+    return this.jsonEnabled()
+  }
+
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
     if ((error as {code?: string}).code === 'EEXIT') throw error
     const usage = error instanceof Errors.CLIError && error.oclif?.exit === 2
     // With --json, every failure is the API's error envelope on stderr, usage errors too (as the Stripe CLI does).
-    if (this.jsonEnabled()) {
+    if (this.failsAsJson()) {
       process.exitCode = usage ? 2 : 1
       process.stderr.write(`${terminalSafeJson(JSON.stringify({error: errorEnvelope(error, usage), exit_code: process.exitCode}))}\n`)
       return

@@ -31,6 +31,12 @@ On a terminal a live view keeps the counters (deliveries queued, succeeded and f
     rows: Flags.integer({description: 'on a terminal: how many of the latest lines stay on screen', default: 20, min: 1, max: 200}),
   }
 
+  // Its --json is a flag of its own, so oclif's jsonEnabled() never sees it; failures follow the flag all the same.
+  protected override failsAsJson(): boolean {
+    const end = this.argv.indexOf('--')
+    return (end === -1 ? this.argv : this.argv.slice(0, end)).includes('--json')
+  }
+
   async run(): Promise<void> {
     const {flags} = await this.parse(DeliveriesTail)
     const intervalMs = parseDuration(flags.interval, 'interval')

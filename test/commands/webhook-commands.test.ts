@@ -267,6 +267,23 @@ describe('webhook and delivery commands', function () {
     expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
   })
 
+  it('deliveries tail --json prints a failure as the error envelope on stderr with its exit code, as every --json command does', async function () {
+    const unknown = await runCli(['deliveries', 'tail', '--json', '--webhook', 'wh_nope'], env())
+    expect(unknown.code).to.equal(1)
+    expect(unknown.stdout).to.equal('')
+    expect(JSON.parse(unknown.stderr)).to.deep.equal({
+      error: {type: 'not_found_error', code: 404, message: 'webhook wh_nope does not exist', hint: 'run `leads webhooks list`'},
+      exit_code: 1,
+    })
+    const usage = await runCli(['deliveries', 'tail', '--json', '--rows', '0'], env())
+    expect(usage.code).to.equal(2)
+    expect(usage.stdout).to.equal('')
+    expect(JSON.parse(usage.stderr)).to.include({exit_code: 2})
+    expect(JSON.parse(usage.stderr).error).to.include({type: 'invalid_request_error', code: 400})
+    const plain = await runCli(['deliveries', 'tail', '--webhook', 'wh_nope'], env())
+    expect(plain.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
+  })
+
   it('webhooks disable and enable switch the webhook', async function () {
     expect(await runCliJson(['webhooks', 'disable', webhookId], env())).to.include({is_active: false, disabled_reason: 'disabled by an operator'})
     expect(await runCliJson(['webhooks', 'enable', webhookId], env())).to.include({is_active: true, disabled_reason: null})
