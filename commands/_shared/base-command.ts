@@ -10,6 +10,7 @@ import type {TableDisplay} from '../../src/ui/render.js'
 import {turnColorOffWhenAsked} from '../../src/ui/colors.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
 import {AppError} from '../../src/shared/errors.js'
+import {UUID_PATTERN} from '../../src/shared/validate.js'
 
 /**
  * Base of every `leads` command: `--json` (oclif prints the value run() returns), a services
@@ -96,11 +97,19 @@ export abstract class BaseCommand extends Command {
     return {interactive: this.interactive, columns: flags.columns, truncate: flags.truncate}
   }
 
+  /**
+   * Whether a failure is printed as the JSON error envelope: under --json. A command that streams
+   * JSON lines of its own (enableJsonFlag off, a --json flag of its own) says so here too.
+   */
+  protected failsAsJson(): boolean {
+    return this.jsonEnabled()
+  }
+
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
     if ((error as {code?: string}).code === 'EEXIT') throw error
     const usage = error instanceof Errors.CLIError && error.oclif?.exit === 2
     // With --json, every failure is the API's error envelope on stderr, usage errors too (as the Stripe CLI does).
-    if (this.jsonEnabled()) {
+    if (this.failsAsJson()) {
       process.exitCode = usage ? 2 : 1
       process.stderr.write(`${terminalSafeJson(JSON.stringify({error: errorEnvelope(error, usage), exit_code: process.exitCode}))}\n`)
       return
@@ -135,9 +144,17 @@ function errorEnvelope(error: Error, usage: boolean): {type: string; code: numbe
   return {type: 'api_error', code: 500, message: `unexpected failure: ${safeMessage(error)}`}
 }
 
+/**
+ * A flag naming a customer or key by its UUID. Ids are stored in lower case and compared byte for
+ * byte, so one given in capitals (as the API takes x-customer-id) is lower-cased here, else a
+ * listing would find nothing and an override would be kept under an id no key has. Anything
+ * that is not a UUID is passed on as given, for the service to refuse with its own message.
+ */
+export const uuidFlag = Flags.custom<string>({parse: async (input) => (UUID_PATTERN.test(input) ? input.toLowerCase() : input)})
+
 /** Flags several commands share, declared once. */
 export const sharedFlags = {
-  customer: Flags.string({description: 'customer id (UUID)', required: true}),
+  customer: uuidFlag({description: 'customer id (UUID)', required: true}),
 }
 
 /** --yes, on every command that destroys or resends something. */

@@ -1,15 +1,14 @@
-import {Flags} from '@oclif/core'
-
 import type {OverrideScope} from '../../src/ratelimit/limits.js'
 import type {LimitsView} from '../../src/ratelimit/ratelimit-service.js'
 import type {Usage} from '../../src/ratelimit/request-limiter.js'
 import {isoTime} from '../../src/shared/clock.js'
 import {ValidationError} from '../../src/shared/errors.js'
+import {uuidFlag} from './base-command.js'
 
 /** --customer or --key: which override a `leads ratelimit` command is about. */
 export const scopeFlags = {
-  customer: Flags.string({description: 'customer id (UUID)', exactlyOne: ['customer', 'key']}),
-  key: Flags.string({description: 'key id (UUID)', exactlyOne: ['customer', 'key']}),
+  customer: uuidFlag({description: 'customer id (UUID)', exactlyOne: ['customer', 'key']}),
+  key: uuidFlag({description: 'key id (UUID)', exactlyOne: ['customer', 'key']}),
 }
 
 export function scopeOf(flags: {customer?: string; key?: string}): OverrideScope {
@@ -22,6 +21,8 @@ export interface LimitsOutput {
   scope: OverrideScope
   override: {per_minute: number | null; per_hour: number | null; bulk_per_minute: number | null; updated_at: string} | null
   effective: {per_minute: number; per_hour: number; bulk_per_minute: number}
+  /** An internal key: exempt from every limit, `effective` included. */
+  exempt: boolean
   /** Requests counted in the key's current windows (keys only, with Redis). */
   usage?: {minute: number; hour: number; bulk: number}
 }
@@ -36,6 +37,7 @@ export function limitsOutput(view: LimitsView, usage?: Usage): LimitsOutput {
       updated_at: isoTime(view.override.updatedAt),
     },
     effective: {per_minute: view.effective.perMinute, per_hour: view.effective.perHour, bulk_per_minute: view.effective.bulkPerMinute},
+    exempt: view.exempt,
     ...(usage ? {usage} : {}),
   }
 }
@@ -46,7 +48,9 @@ export function formatLimits(output: LimitsOutput): string {
   const lines = [
     `${output.scope.type} ${output.scope.id}`,
     `  override:  ${output.override ? `per-minute ${value(output.override.per_minute)}, per-hour ${value(output.override.per_hour)}, bulk-per-minute ${value(output.override.bulk_per_minute)}` : 'none'}`,
-    `  effective: per-minute ${output.effective.per_minute}, per-hour ${output.effective.per_hour}, bulk-per-minute ${output.effective.bulk_per_minute}`,
+    output.exempt
+      ? '  effective: none: an internal key is exempt from every rate limit'
+      : `  effective: per-minute ${output.effective.per_minute}, per-hour ${output.effective.per_hour}, bulk-per-minute ${output.effective.bulk_per_minute}`,
   ]
   if (output.usage) lines.push(`  used now:  minute ${output.usage.minute}, hour ${output.usage.hour}, bulk ${output.usage.bulk}`)
   return lines.join('\n')

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
 import {ProfileStore, SETTING_NAMES, type SettingName, shownSetting} from '../../src/client/client-settings.js'
-import {AppError} from '../../src/shared/errors.js'
+import {NotFoundError} from '../../src/shared/errors.js'
 import {BaseCommand, profileFlags} from '../_shared/base-command.js'
 
 export default class ConfigGet extends BaseCommand {
@@ -17,8 +17,7 @@ export default class ConfigGet extends BaseCommand {
     const name = args.name as SettingName
     const profile = this.profileInForce(flags.profile)
     const value = ProfileStore.in(this.config.configDir).get(profile)[name]
-    if (value === undefined)
-      throw new AppError('invalid_request_error', 404, `${name} is not set in profile ${profile}`, `set it with \`leads config set ${name} …\``)
+    if (value === undefined) throw new NotFoundError(`${name} is not set in profile ${profile}`, `set it with \`leads config set ${name} …\``)
     this.log(shownSetting(name, value))
     return {profile, name, value: shownSetting(name, value)}
   }

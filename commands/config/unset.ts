@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
 import {ProfileStore, SETTING_NAMES, type SettingName} from '../../src/client/client-settings.js'
-import {AppError} from '../../src/shared/errors.js'
+import {NotFoundError} from '../../src/shared/errors.js'
 import {BaseCommand, profileFlags} from '../_shared/base-command.js'
 
 export default class ConfigUnset extends BaseCommand {
@@ -17,7 +17,7 @@ export default class ConfigUnset extends BaseCommand {
     const name = args.name as SettingName
     const profile = this.profileInForce(flags.profile)
     if (!ProfileStore.in(this.config.configDir).unset(profile, name)) {
-      throw new AppError('invalid_request_error', 404, `${name} is not set in profile ${profile}`, '`leads config list` shows what is set')
+      throw new NotFoundError(`${name} is not set in profile ${profile}`, '`leads config list` shows what is set')
     }
     this.log(`Removed ${name} from profile ${profile}.`)
     return {profile, name}

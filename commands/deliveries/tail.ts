@@ -7,7 +7,7 @@ import {parseDuration} from '../../src/shared/duration.js'
 import {ValidationError} from '../../src/shared/errors.js'
 import {renderDeliveryTail} from '../../src/ui/render.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
-import {BaseCommand} from '../_shared/base-command.js'
+import {BaseCommand, uuidFlag} from '../_shared/base-command.js'
 
 const MIN_INTERVAL_MS = 200
 
@@ -26,9 +26,15 @@ On a terminal a live view keeps the counters (deliveries queued, succeeded and f
   static override flags = {
     json: Flags.boolean({description: 'one JSON object per line (NDJSON), with whole ids, the state and the next attempt'}),
     webhook: Flags.string({description: 'only this webhook (wh_...)'}),
-    customer: Flags.string({description: 'only this customer (UUID)'}),
+    customer: uuidFlag({description: 'only this customer (UUID)'}),
     interval: Flags.string({description: 'time between looks at the database (at least 200ms)', default: '1s'}),
     rows: Flags.integer({description: 'on a terminal: how many of the latest lines stay on screen', default: 20, min: 1, max: 200}),
+  }
+
+  // Its --json is a flag of its own, so oclif's jsonEnabled() never sees it; failures follow the flag all the same.
+  protected override failsAsJson(): boolean {
+    const end = this.argv.indexOf('--')
+    return (end === -1 ? this.argv : this.argv.slice(0, end)).includes('--json')
   }
 
   async run(): Promise<void> {

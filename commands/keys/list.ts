@@ -1,7 +1,5 @@
-import {Flags} from '@oclif/core'
-
 import {renderTable} from '../../src/ui/render.js'
-import {BaseCommand, tableFlags} from '../_shared/base-command.js'
+import {BaseCommand, tableFlags, uuidFlag} from '../_shared/base-command.js'
 import {keyColumns, type KeyOutput, keyOutput} from '../_shared/key-output.js'
 
 export default class KeysList extends BaseCommand {
@@ -12,7 +10,7 @@ export default class KeysList extends BaseCommand {
   ]
   static override flags = {
     ...tableFlags,
-    customer: Flags.string({description: 'only the keys of this customer (UUID)'}),
+    customer: uuidFlag({description: 'only the keys of this customer (UUID)'}),
   }
 
   async run(): Promise<{keys: KeyOutput[]}> {

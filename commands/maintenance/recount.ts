@@ -1,6 +1,4 @@
-import {Flags} from '@oclif/core'
-
-import {BaseCommand} from '../_shared/base-command.js'
+import {BaseCommand, uuidFlag} from '../_shared/base-command.js'
 
 export default class MaintenanceRecount extends BaseCommand {
   static override description = [
@@ -12,7 +10,7 @@ export default class MaintenanceRecount extends BaseCommand {
   ].join('\n')
   static override examples = ['<%= config.bin %> maintenance recount', '<%= config.bin %> maintenance recount --customer 3f1c…']
   static override flags = {
-    customer: Flags.string({description: 'recount only this customer (UUID); default: every customer'}),
+    customer: uuidFlag({description: 'recount only this customer (UUID); default: every customer'}),
   }
 
   async run(): Promise<{customers: number}> {

@@ -1,9 +1,7 @@
-import {Flags} from '@oclif/core'
-
 import {isoTime} from '../../src/shared/clock.js'
 import type {Column} from '../../src/ui/render.js'
 import {renderTable} from '../../src/ui/render.js'
-import {BaseCommand, tableFlags} from '../_shared/base-command.js'
+import {BaseCommand, tableFlags, uuidFlag} from '../_shared/base-command.js'
 
 /** An override as `leads ratelimit list` prints it; null values fall through to the customer's override, then the default. */
 interface OverrideRow {
@@ -21,7 +19,7 @@ export default class RatelimitList extends BaseCommand {
   static override description = 'List the rate-limit overrides in place: which customers and keys have one, and its values'
   static override examples = ['<%= config.bin %> ratelimit list', '<%= config.bin %> ratelimit list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --json']
   static override flags = {
-    customer: Flags.string({description: "only this customer's override and its keys' (UUID)"}),
+    customer: uuidFlag({description: "only this customer's override and its keys' (UUID)"}),
     ...tableFlags,
   }
 

@@ -20,7 +20,8 @@ export default class RatelimitShow extends BaseCommand {
         const usage = scope.type === 'key' && services.redis ? await services.limiter.usage(scope.id) : undefined
         return limitsOutput(view, usage)
       },
-      {redis: true},
+      // Only a key's usage is read from Redis: a customer's override and limits are in the database, so they show while Redis is down.
+      {redis: scope.type === 'key'},
     )
     this.log(formatLimits(output))
     return output

@@ -1,7 +1,5 @@
-import {Flags} from '@oclif/core'
-
 import {renderTable} from '../../src/ui/render.js'
-import {BaseCommand, tableFlags} from '../_shared/base-command.js'
+import {BaseCommand, tableFlags, uuidFlag} from '../_shared/base-command.js'
 import {type WebhookReport, webhookReport} from '../../src/webhooks/webhook-report.js'
 import {webhookColumns} from '../_shared/webhook-output.js'
 
@@ -11,7 +9,7 @@ export default class WebhooksList extends BaseCommand {
     '<%= config.bin %> webhooks list',
     '<%= config.bin %> webhooks list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --columns id,state,failures',
   ]
-  static override flags = {customer: Flags.string({description: 'only this customer (UUID)'}), ...tableFlags}
+  static override flags = {customer: uuidFlag({description: 'only this customer (UUID)'}), ...tableFlags}
 
   async run(): Promise<{webhooks: WebhookReport[]}> {
     const {flags} = await this.parse(WebhooksList)

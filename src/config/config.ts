@@ -119,7 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
     trustedProxies: TrustedProxies.parse(read(env, 'LEADS_TRUSTED_PROXIES')).entries,
-    metricsEnabled: read(env, 'LEADS_METRICS') === '1',
+    metricsEnabled: parseMetrics(read(env, 'LEADS_METRICS')),
     createGuess: parseOnOff(read(env, 'LEADS_CREATE_GUESS'), 'LEADS_CREATE_GUESS', true),
     bulkGuess: parseOnOff(read(env, 'LEADS_BULK_GUESS'), 'LEADS_BULK_GUESS', true),
     statementTimeoutMs: parseStatementTimeout(read(env, 'LEADS_STATEMENT_TIMEOUT_MS')),
@@ -132,6 +132,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
   }
   return deepFreeze(config)
+}
+
+// Only 1 turns metrics on; any other word (yes, true) is refused, so an operator who asked for metrics never runs without them unawares.
+function parseMetrics(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '0') return false
+  if (raw === '1') return true
+  throw new ConfigError('LEADS_METRICS', `must be 1 (serve metrics) or 0, got ${JSON.stringify(raw)}`)
 }
 
 function parseOnOff(raw: string | undefined, name: string, fallback: boolean): boolean {

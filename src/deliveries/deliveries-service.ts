@@ -101,16 +101,30 @@ export class DeliveriesService {
    * Queues deliveries again: same id (so the same X-Service-Delivery), fresh attempts, fresh
    * signatures. A delivery being delivered right now is left alone. Returns the ids queued.
    */
-  async redeliver(ids: string[]): Promise<string[]> {
-    const known = new Set(await this.store.existingIds(ids.map(checkDeliveryId)))
-    const unknown = ids.find((id) => !known.has(id))
+  async redeliver(given: string[]): Promise<string[]> {
+    const ids = given.map(checkDeliveryId)
+    const webhookOf = await this.store.webhooksOf(ids)
+    const unknown = ids.find((id) => !webhookOf.has(id))
     if (unknown !== undefined) throw deliveryNotFound(unknown)
+    const checked = new Set<string>()
+    for (const [id, webhookId] of webhookOf) {
+      if (checked.has(webhookId)) continue
+      checked.add(webhookId)
+      const webhook = await this.webhooks.getById(webhookId).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return null
+        throw error
+      })
+      if (!webhook) throw new ConflictError(`delivery ${id} is of webhook ${webhookId}, which was deleted: there is nowhere to send it`)
+      refuseDisabled(webhook)
+    }
     return this.requeue(ids)
   }
 
   /** Operator: redelivers a webhook's failed deliveries, optionally only those created since a time. */
   async redeliverFailed(webhookId: string, since?: number): Promise<string[]> {
-    return this.requeueFailed(await this.webhooks.getById(webhookId), since ?? 0)
+    const webhook = await this.webhooks.getById(webhookId)
+    refuseDisabled(webhook)
+    return this.requeueFailed(webhook, since ?? 0)
   }
 
   /**
@@ -163,9 +177,22 @@ export class DeliveriesService {
   }
 }
 
+/**
+ * A worker cancels the deliveries of a disabled webhook when it takes them, so queueing them
+ * again would turn failed deliveries into cancelled ones instead of sending them.
+ */
+function refuseDisabled(webhook: Webhook): void {
+  if (webhook.isActive) return
+  throw new ConflictError(
+    `webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent`,
+    `\`leads webhooks enable ${webhook.id}\`, then redeliver`,
+  )
+}
+
+/** A delivery id as stored: in lower case, as its X-Service-Delivery header shows it. */
 function checkDeliveryId(id: string): string {
   if (!UUID_PATTERN.test(id)) throw new ValidationError(`delivery id must be a UUID, got "${id}"`, 'id')
-  return id
+  return id.toLowerCase()
 }
 
 function deliveryNotFound(id: string): NotFoundError {

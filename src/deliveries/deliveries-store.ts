@@ -65,10 +65,11 @@ export class DeliveriesStore {
     return row ? deliveryFromRow(row) : null
   }
 
-  /** The given ids that exist, in one query. */
-  async existingIds(ids: string[]): Promise<string[]> {
-    if (ids.length === 0) return []
-    return ((await this.db('deliveries').whereIn('id', ids).select('id')) as Array<{id: string}>).map((row) => row.id)
+  /** The webhook of each given delivery that exists, in one query. */
+  async webhooksOf(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map()
+    const rows = (await this.db('deliveries').whereIn('id', ids).select('id', 'webhook_id')) as Array<{id: string; webhook_id: string}>
+    return new Map(rows.map((row) => [row.id, row.webhook_id]))
   }
 
   /**

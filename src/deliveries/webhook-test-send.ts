@@ -2,12 +2,12 @@ import {randomUUID} from 'node:crypto'
 
 import {sampleLeadCreated} from '../events/lead-created.js'
 import {type Clock, systemClock} from '../shared/clock.js'
-import {NotFoundError} from '../shared/errors.js'
+import {AppError, NotFoundError} from '../shared/errors.js'
 import type {SecretBox} from '../webhooks/secret-box.js'
-import {signingSecrets} from '../webhooks/signing-secrets.js'
+import {type SigningSecrets, signingSecrets} from '../webhooks/signing-secrets.js'
 import type {TargetPolicy} from '../webhooks/ssrf.js'
 import type {Webhook} from '../webhooks/webhook-types.js'
-import type {WebhooksStore} from '../webhooks/webhooks-store.js'
+import type {WebhooksStore, WebhookWithSecrets} from '../webhooks/webhooks-store.js'
 import {DeliverySender, type SendResult} from './sender.js'
 import {signedRequest} from './signed-request.js'
 
@@ -36,15 +36,29 @@ export class WebhookTestSend {
     const found = await this.store.findWithSecret(webhookId)
     if (!found) throw new NotFoundError(`webhook ${webhookId} does not exist`, 'run `leads webhooks list`')
     const now = this.clock.now()
+    const secrets = this.openSecrets(found, now)
     const deliveryId = randomUUID()
     const sender = new DeliverySender(this.targets)
     try {
-      const result = await sender.send(
-        signedRequest(found.webhook, signingSecrets(found, this.secrets, now), sampleLeadCreated(found.webhook.customerId, now), deliveryId, now),
-      )
+      const result = await sender.send(signedRequest(found.webhook, secrets, sampleLeadCreated(found.webhook.customerId, now), deliveryId, now))
       return {webhook: found.webhook, deliveryId, result}
     } finally {
       sender.close()
+    }
+  }
+
+  /** The webhook's secrets; a key that does not open them is named, not left as the cipher's own words. */
+  private openSecrets(found: WebhookWithSecrets, now: number): SigningSecrets {
+    try {
+      return signingSecrets(found, this.secrets, now)
+    } catch {
+      const id = found.webhook.id
+      throw new AppError(
+        'api_error',
+        500,
+        `the signing secret of webhook ${id} does not open with this LEADS_MASTER_KEY: it was sealed under another key`,
+        `run the command with the daemons' LEADS_MASTER_KEY; if that key is lost, \`leads webhooks rotate-secret ${id}\` mints a secret under this one`,
+      )
     }
   }
 }

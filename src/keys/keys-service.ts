@@ -44,6 +44,13 @@ export class KeysService {
     if (input.expiresInMs !== undefined && !(Number.isSafeInteger(input.expiresInMs) && input.expiresInMs <= MAX_DURATION_MS)) {
       throw new ValidationError('expires-in must be a duration of at most 3650d (ten years)', 'expires-in')
     }
+    if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
+      throw new ValidationError(
+        'expires-in must be longer than zero: the key would be expired when issued',
+        'expires-in',
+        'give a lifetime such as 90d, or leave --expires-in out for a key that never expires',
+      )
+    }
     const now = this.clock.now()
     const key: ApiKey = {
       id: randomUUID(),

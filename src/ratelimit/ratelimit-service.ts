@@ -17,6 +17,8 @@ export interface LimitsView {
   override: LimitOverride | null
   /** For a key: the limits it gets after its customer's override and the defaults. */
   effective: Limits
+  /** An internal key: no limit applies to it, whatever `effective` would be. */
+  exempt: boolean
 }
 
 const MAX_LIMIT = 1_000_000
@@ -36,7 +38,15 @@ export class RateLimitService {
 
   /** Sets the given values of a customer's or key's override, keeping the others. */
   async set(scope: OverrideScope, change: OverrideChange): Promise<LimitsView> {
-    await this.checkScope(scope)
+    const key = await this.checkScope(scope)
+    // The daemon never counts an internal key's requests, so its override would be stored and shown but never applied.
+    if (key?.internal) {
+      throw new ValidationError(
+        `key ${key.id} is internal: it is exempt from every rate limit, so an override would not apply`,
+        'key',
+        'to throttle it, issue the customer a key without --internal and revoke this one',
+      )
+    }
     const values = Object.entries(change).filter(([, value]) => value !== undefined)
     if (values.length === 0) throw new ValidationError('give at least one of --per-minute, --per-hour, --bulk-per-minute', 'limits')
     for (const [name, value] of values) {
@@ -59,10 +69,10 @@ export class RateLimitService {
     const key = await this.checkScope(scope)
     if (key) {
       const {key: keyOverride, customer} = await this.store.findForKey(key.id, key.customerId)
-      return {scope, override: keyOverride, effective: effectiveLimits(keyOverride, customer)}
+      return {scope, override: keyOverride, effective: effectiveLimits(keyOverride, customer), exempt: key.internal}
     }
     const override = await this.store.find(scope)
-    return {scope, override, effective: effectiveLimits(null, override)}
+    return {scope, override, effective: effectiveLimits(null, override), exempt: false}
   }
 
   /** The overrides in place, of every customer or of one (its own and its keys'). */

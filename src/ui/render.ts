@@ -10,6 +10,7 @@ import type {SecretOnceProps} from './SecretOnce.js'
 import {type Column, formatTsv} from './table-layout.js'
 import type {ProgressView} from './views.js'
 import {inert} from './terminal-text.js'
+import {terminalColumns} from './terminal-width.js'
 
 export type {Column, ProgressView}
 
@@ -32,7 +33,7 @@ export async function renderTable<Row>(columns: ReadonlyArray<Column<Row>>, rows
     else process.stdout.write(`${text}\n`)
     return
   }
-  const width = display.truncate === false ? undefined : (process.stdout.columns ?? 80)
+  const width = display.truncate === false ? undefined : terminalColumns()
   await (await import('./views.js')).showTable(columns, rows, emptyText, width, display.columns)
 }
 

@@ -17,6 +17,7 @@ import {Table} from './Table.js'
 import {countTail, NO_COUNTS, type TailCounts} from './tail-line.js'
 import type {Column} from './table-layout.js'
 import {WebhookDashboard} from './WebhookDashboard.js'
+import {terminalColumns} from './terminal-width.js'
 
 /** A live progress view on stderr: update it, show a wait, end it. */
 export interface ProgressView<T> {
@@ -85,6 +86,6 @@ export function startDeliveryTail(following: string, rows: number): {show(entrie
  * the terminal as full-screen and clears the screen and its scrollback to redraw it.
  */
 async function renderOnce(element: React.ReactElement): Promise<void> {
-  const text = renderToString(element, {columns: process.stdout.columns ?? 80})
+  const text = renderToString(element, {columns: terminalColumns()})
   await new Promise<void>((resolve) => process.stdout.write(`${text}\n`, () => resolve()))
 }

@@ -157,6 +157,21 @@ describe('client settings and profiles', function () {
     expect(again.stderr).to.equal('Error: customer is not set in profile default (hint: `leads config list` shows what is set)\n')
   })
 
+  it('config get and unset of a setting not set answer --json with a not_found_error envelope, as every 404 is', async function () {
+    for (const [verb, hint] of [
+      ['get', 'set it with `leads config set customer …`'],
+      ['unset', '`leads config list` shows what is set'],
+    ] as const) {
+      const missing = await runCli(['config', verb, 'customer', '--json'], bare())
+      expect(missing.code, verb).to.equal(1)
+      expect(missing.stdout, verb).to.equal('')
+      expect(JSON.parse(missing.stderr), verb).to.deep.equal({
+        error: {type: 'not_found_error', code: 404, message: 'customer is not set in profile default', hint},
+        exit_code: 1,
+      })
+    }
+  })
+
   it('reads a token from stdin with -, or asks for it at a terminal without showing it, so it is never an argument', async function () {
     const piped = await runCliProcess(['config', 'set', 'token', '-', '--profile', 'piped'], bare(), undefined, `${tenant.token}\n`)
     expect(piped.code, piped.stderr).to.equal(0)

@@ -99,6 +99,18 @@ describe('operator commands', function () {
       expect(plain.stdout).to.include('cannot be shown again')
     })
 
+    it('keys issue refuses an --expires-in of zero, which would issue a key already expired, and stores no key', async function () {
+      for (const lifetime of ['0d', '0s', '0ms']) {
+        const result = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--expires-in', lifetime], env)
+        expect(result.code, lifetime).to.equal(1)
+        expect(result.stdout).to.equal('')
+        expect(result.stderr).to.equal(
+          'Error: expires-in must be longer than zero: the key would be expired when issued (hint: give a lifetime such as 90d, or leave --expires-in out for a key that never expires)\n',
+        )
+      }
+      expect(await db('api_keys').where({customer_id: customerId}).count({n: '*'})).to.deep.equal([{n: 0}])
+    })
+
     it('keys list never prints a token', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:webhooks:manage', '--internal'], env)
       const listed = await runCliJson(['keys', 'list', '--customer', customerId], env)
@@ -253,6 +265,32 @@ describe('operator commands', function () {
       expect(zero.code).to.equal(2)
     })
 
+    it('ratelimit set refuses a key override for an internal key, which no limit applies to, and show says the key is exempt', async function () {
+      const internal = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--internal'], env)
+      const refused = await runCli(['ratelimit', 'set', '--key', internal.id, '--per-minute', '1'], env)
+      expect(refused.code).to.equal(1)
+      expect(refused.stdout).to.equal('')
+      expect(refused.stderr).to.equal(
+        `Error: key ${internal.id} is internal: it is exempt from every rate limit, so an override would not apply (hint: to throttle it, issue the customer a key without --internal and revoke this one)\n`,
+      )
+      expect(await db('rate_limit_overrides').where({scope_type: 'key', scope_id: internal.id}).count({n: '*'})).to.deep.equal([{n: 0}])
+      const shown = await runCli(['ratelimit', 'show', '--key', internal.id], env)
+      expect(shown.code, shown.stderr).to.equal(0)
+      expect(shown.stdout).to.include('  effective: none: an internal key is exempt from every rate limit\n')
+      const json = await runCliJson(['ratelimit', 'show', '--key', internal.id], env)
+      expect(json).to.include({exempt: true})
+      const ordinary = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      expect(await runCliJson(['ratelimit', 'show', '--key', ordinary.id], env)).to.include({exempt: false})
+      expect(await runCliJson(['ratelimit', 'show', '--customer', customerId], env)).to.include({exempt: false})
+    })
+
+    it("ratelimit show --customer answers while Redis is down: a customer's override and limits are in the database", async function () {
+      await runCliJson(['ratelimit', 'set', '--customer', customerId, '--per-minute', '120'], env)
+      const shown = await runCli(['ratelimit', 'show', '--customer', customerId], {...env, LEADS_REDIS_URL: 'redis://127.0.0.1:1/0'})
+      expect(shown.code, shown.stderr).to.equal(0)
+      expect(shown.stdout).to.include('effective: per-minute 120, per-hour 1000, bulk-per-minute 10')
+    })
+
     it('ratelimit list shows which customers and keys have overrides, of all customers or of one', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const otherCustomer = (await services.customers.create({name: 'Other override'})).id
@@ -274,6 +312,25 @@ describe('operator commands', function () {
       expect(piped.stdout).to.equal(`customer\t${customerId}\t120\tinherited\nkey\t${issued.id}\tinherited\t30\n`)
       const none = await runCli(['ratelimit', 'list', '--customer', otherCustomer, '--columns', 'id'], env)
       expect(none.stdout).to.equal(`${otherCustomer}\n`)
+    })
+
+    it('takes a customer or key id in capitals as the same id, as the API takes x-customer-id: lists, adds and overrides reach it', async function () {
+      const upper = customerId.toUpperCase()
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const listed = await runCliJson(['keys', 'list', '--customer', upper], env)
+      expect(listed.keys.map((key: {id: string}) => key.id)).to.deep.equal([issued.id])
+      const stage = await runCli(['stages', 'add', '--customer', upper, '--slug', 'showing'], env)
+      expect(stage.code, stage.stderr).to.equal(0)
+      expect((await runCliJson(['stages', 'list', '--customer', upper], env)).stages.map((s: {slug: string}) => s.slug)).to.include('showing')
+      const field = await runCli(['fields', 'add', '--customer', upper, '--slug', 'budget', '--type', 'number'], env)
+      expect(field.code, field.stderr).to.equal(0)
+      expect((await runCliJson(['fields', 'list', '--customer', customerId], env)).fields.map((f: {slug: string}) => f.slug)).to.include('budget')
+      await runCliJson(['ratelimit', 'set', '--customer', upper, '--per-minute', '7'], env)
+      await runCliJson(['ratelimit', 'set', '--key', issued.id.toUpperCase(), '--per-hour', '9'], env)
+      const shown = await runCliJson(['ratelimit', 'show', '--key', issued.id], env)
+      expect(shown.scope).to.deep.equal({type: 'key', id: issued.id})
+      expect(shown.effective).to.deep.equal({per_minute: 7, per_hour: 9, bulk_per_minute: 10})
+      expect((await runCliJson(['ratelimit', 'list', '--customer', upper], env)).overrides).to.have.length(2)
     })
 
     it('exits 1 with one line and a hint on a user error, and prints nothing on stdout', async function () {

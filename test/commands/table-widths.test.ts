@@ -94,6 +94,15 @@ describe('tables at 80, 120 and 160 columns', function () {
       }
     })
 
+    it('lays a table out 80 columns wide at a terminal that reports no width (0 columns), as an unsized pseudo-terminal does', async function () {
+      const customerId = (await services.customers.create({name: 'Unsized'})).id
+      const issued = await services.keys.issue({customerId, scopes: ['public_api:leads:read'], name: 'reader'})
+      const lines = await shownAt(['keys', 'list', '--customer', customerId], env, 0)
+      expect(lines[0]).to.match(/^ID\s+STATE\s+SCOPES/)
+      expect(lineOf(lines, issued.key.id).split(/\s+/).slice(0, 3)).to.deep.equal([issued.key.id, 'active', 'leads:read'])
+      for (const line of lines) expect(line.length, line).to.be.at.most(80)
+    })
+
     it('prints a table taller than the terminal once, keeping the screen and its scrollback', async function () {
       const customerId = (await services.customers.create({name: 'Tall'})).id
       const issued = []

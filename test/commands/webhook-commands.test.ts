@@ -135,6 +135,17 @@ describe('webhook and delivery commands', function () {
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
   })
 
+  it('webhooks test under another LEADS_MASTER_KEY than the one the secret was sealed with says so, in one line with a hint', async function () {
+    const before = receiver.requests.length
+    const result = await runCli(['webhooks', 'test', webhookId], {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)})
+    expect(result.code).to.equal(1)
+    expect(result.stdout).to.equal('')
+    expect(result.stderr).to.equal(
+      `Error: the signing secret of webhook ${webhookId} does not open with this LEADS_MASTER_KEY: it was sealed under another key (hint: run the command with the daemons' LEADS_MASTER_KEY; if that key is lost, \`leads webhooks rotate-secret ${webhookId}\` mints a secret under this one)\n`,
+    )
+    expect(receiver.requests.length).to.equal(before)
+  })
+
   it('webhooks create, test, rotate-secret and delete act for the customer from the terminal', async function () {
     const cliEnv = {...env(), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
     const created = await runCliJson(
@@ -220,6 +231,57 @@ describe('webhook and delivery commands', function () {
       tail.kill('SIGINT')
     }
     expect(await exited).to.equal(0)
+  })
+
+  it('deliveries show and redeliver take a delivery id in capitals as the same id', async function () {
+    const shown = await runCliJson(['deliveries', 'show', deliveryId.toUpperCase()], env())
+    expect(shown.id).to.equal(deliveryId)
+    const redelivered = await runCliJson(['deliveries', 'redeliver', deliveryId.toUpperCase()], env())
+    expect(redelivered).to.deep.equal({redelivered: [deliveryId]})
+  })
+
+  it('deliveries redeliver refuses the deliveries of a disabled or deleted webhook, which would be cancelled, not sent, and keeps them failed', async function () {
+    const owner = await newTenant(daemon.services)
+    const {webhook} = await daemon.services.webhooks.create(owner.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
+    receiver.reply({status: 500, body: 'down'})
+    const seen = receiver.requests.length
+    await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Parked'})
+    await receiver.waitFor(seen + 1)
+    const [row] = await daemon.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
+    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    await runCliJson(['webhooks', 'disable', webhook.id], env())
+    const disabled = `Error: webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent (hint: \`leads webhooks enable ${webhook.id}\`, then redeliver)\n`
+    for (const args of [
+      ['deliveries', 'redeliver', row.id],
+      ['deliveries', 'redeliver', '--webhook', webhook.id, '--failed', '--yes'],
+    ]) {
+      const refused = await runCli(args, env())
+      expect(refused.code, args.join(' ')).to.equal(1)
+      expect(refused.stdout, args.join(' ')).to.equal('')
+      expect(refused.stderr, args.join(' ')).to.equal(disabled)
+    }
+    await runCliJson(['webhooks', 'delete', webhook.id, '--yes'], env())
+    const deleted = await runCli(['deliveries', 'redeliver', row.id], env())
+    expect(deleted.code).to.equal(1)
+    expect(deleted.stderr).to.equal(`Error: delivery ${row.id} is of webhook ${webhook.id}, which was deleted: there is nowhere to send it\n`)
+    expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
+  })
+
+  it('deliveries tail --json prints a failure as the error envelope on stderr with its exit code, as every --json command does', async function () {
+    const unknown = await runCli(['deliveries', 'tail', '--json', '--webhook', 'wh_nope'], env())
+    expect(unknown.code).to.equal(1)
+    expect(unknown.stdout).to.equal('')
+    expect(JSON.parse(unknown.stderr)).to.deep.equal({
+      error: {type: 'not_found_error', code: 404, message: 'webhook wh_nope does not exist', hint: 'run `leads webhooks list`'},
+      exit_code: 1,
+    })
+    const usage = await runCli(['deliveries', 'tail', '--json', '--rows', '0'], env())
+    expect(usage.code).to.equal(2)
+    expect(usage.stdout).to.equal('')
+    expect(JSON.parse(usage.stderr)).to.include({exit_code: 2})
+    expect(JSON.parse(usage.stderr).error).to.include({type: 'invalid_request_error', code: 400})
+    const plain = await runCli(['deliveries', 'tail', '--webhook', 'wh_nope'], env())
+    expect(plain.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
   })
 
   it('webhooks disable and enable switch the webhook', async function () {

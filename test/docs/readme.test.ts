@@ -50,6 +50,20 @@ describe('the README', function () {
     expect(config.database).to.include({client: 'sqlite', filename: '/srv/leads/.leads/leads.db'})
   })
 
+  it('names every command that asks before it destroys or resends (those with --yes) where it says which ones ask', function () {
+    const manifest = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'oclif.manifest.json'), 'utf8')) as {
+      commands: Record<string, {flags: Record<string, unknown>}>
+    }
+    const asking = Object.entries(manifest.commands)
+      .filter(([, command]) => 'yes' in command.flags)
+      .map(([id]) => id.replace(/:/g, ' '))
+      .sort()
+    const sentence = /Commands that destroy or resend \(([^)]*)\) ask at a terminal/.exec(README.replace(/\s+/g, ' '))
+    expect(sentence, 'the sentence on commands that ask').to.not.equal(null)
+    const named = [...sentence![1]!.matchAll(/`([a-z-]+ [a-z-]+)[^`]*`/g)].map((match) => match[1]!)
+    expect([...new Set(named)].sort()).to.deep.equal(asking)
+  })
+
   describe('search example', function () {
     it('is in the README as the test below checks it', function () {
       const search = section('Search')

@@ -77,6 +77,8 @@ describe('loadConfig', function () {
     ['LEADS_STATEMENT_TIMEOUT_MS', '0', /from 1 to 600000/],
     ['LEADS_STATEMENT_TIMEOUT_MS', '2s', /from 1 to 600000/],
     ['LEADS_STATEMENT_TIMEOUT_MS', '600001', /from 1 to 600000/],
+    ['LEADS_METRICS', 'yes', /must be 1 \(serve metrics\) or 0, got "yes"/],
+    ['LEADS_METRICS', 'true', /must be 1 \(serve metrics\) or 0, got "true"/],
   ] as const) {
     it(`rejects ${variable}=${value} with one line naming the variable`, function () {
       const error = configError({[variable]: value})
@@ -86,6 +88,12 @@ describe('loadConfig', function () {
       expect(error.message).not.to.include('\n')
     })
   }
+
+  it('serves metrics with LEADS_METRICS=1 only, and not with 0 or unset', function () {
+    expect(loadConfig({LEADS_METRICS: '1'}).metricsEnabled).to.equal(true)
+    expect(loadConfig({LEADS_METRICS: '0'}).metricsEnabled).to.equal(false)
+    expect(loadConfig({}).metricsEnabled).to.equal(false)
+  })
 
   it('parses the webhook allow list', function () {
     const config = loadConfig({LEADS_WEBHOOK_ALLOW_HOSTS: 'Localhost:8443, 127.0.0.1 ,'})

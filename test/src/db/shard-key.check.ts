@@ -125,8 +125,8 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
     why: 'the worker reads again the webhooks it holds deliveries of (secret, settings, breaker), by webhook id',
   },
   {
-    sql: /^select `id` from `deliveries` where `id` in \(\?(, …)?\)( and not `status` = \?| and `claimed_by` = \? and `status` = \?)?$/,
-    why: '`leads deliveries redeliver`: which of the given ids exist; the worker\u2019s heartbeat: which it still holds',
+    sql: /^select `id`(, `webhook_id`)? from `deliveries` where `id` in \(\?(, …)?\)( and not `status` = \?| and `claimed_by` = \? and `status` = \?)?$/,
+    why: '`leads deliveries redeliver`: which of the given ids exist, and their webhooks; the worker\u2019s heartbeat: which it still holds',
   },
   {
     sql: /^update `deliveries` set `status` = \?, `claimed_by` = \?, `claimed_until` = \?, `updated_at` = \? where `id` in \(\?(, …)?\) and \(\(`status` = \? and `next_attempt_at` <= \?\) or \(`status` = \? and `claimed_until` < \?\)\)$/,
