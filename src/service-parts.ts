@@ -39,6 +39,8 @@ export interface OperatorServices {
   readonly leadCounts: LeadCountsStore
   /** The words of names and emails search looks up; rebuilt by `leads maintenance reindex`. */
   readonly searchIndex: LeadSearchIndex
+  /** Makes the configured master key the one the database's secrets are sealed with (`leads maintenance adopt-master-key`). */
+  readonly adoptMasterKey: () => Promise<void>
 }
 
 /** What the services are built from besides each other. */
@@ -83,7 +85,12 @@ export function serviceParts(ctx: PartsContext): GetPart<ServiceParts> {
         ctx.limitsCacheTtlMs,
       ),
     limiter: async () => new (await import('./ratelimit/request-limiter.js')).RequestLimiter(redis, ctx.logger, ctx.rateLimitKeyPrefix),
-    secrets: async () => new (await import('./webhooks/secret-box.js')).SecretBox(ctx.masterKey),
+    // Every use of the secrets (the daemon at start, a command that seals or opens one) checks the
+    // master key first: one sealed under another key would never open in the daemons.
+    secrets: async () => {
+      await (await stores('masterKeyCheck')).verify(ctx.masterKey, clock.now())
+      return new (await import('./webhooks/secret-box.js')).SecretBox(ctx.masterKey)
+    },
     targets: async () => ({allowHosts: ctx.config.webhookAllowHosts, lookup: ctx.lookup ?? (await import('./webhooks/ssrf.js')).systemLookup}),
     queue: async () => {
       if (!redis) return new (await import('./deliveries/dispatch-queue.js')).MemoryQueue()
@@ -118,6 +125,10 @@ export function serviceParts(ctx: PartsContext): GetPart<ServiceParts> {
       ),
     leadCounts: () => stores('leadCounts'),
     searchIndex: () => stores('searchIndex'),
+    adoptMasterKey: async () => {
+      const check = await stores('masterKeyCheck')
+      return () => check.adopt(ctx.masterKey, clock.now())
+    },
   }
   return lazyParts(builders)
 }

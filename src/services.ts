@@ -131,6 +131,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     leadsWrite,
     leadCounts: stores.leadCounts,
     searchIndex: stores.searchIndex,
+    adoptMasterKey: await part('adoptMasterKey'),
     idempotency: new IdempotencyService(stores.idempotency, clock),
     rateLimits,
     limiter,

@@ -13,6 +13,7 @@ import type {LeadSearchIndex} from './leads/lead-search-index.js'
 import type {LeadWriteStatements} from './leads/lead-write-statements.js'
 import type {RateLimitStore} from './ratelimit/ratelimit-store.js'
 import {allParts, type GetPart, lazyParts, type PartBuilders} from './shared/parts.js'
+import type {MasterKeyCheck} from './webhooks/master-key-check.js'
 import type {WebhooksStore} from './webhooks/webhooks-store.js'
 
 /** Every store on one database handle, each built once. */
@@ -37,6 +38,8 @@ export interface Stores {
   readonly idempotency: IdempotencyStore
   readonly keys: KeysStore
   readonly rateLimits: RateLimitStore
+  /** Which master key the webhook secrets are sealed with. */
+  readonly masterKeyCheck: MasterKeyCheck
 }
 
 export interface StoreOptions {
@@ -68,6 +71,7 @@ function storeBuilders(db: Db, options: StoreOptions): PartBuilders<Stores> {
     idempotency: async () => new (await import('./idempotency/idempotency-store.js')).IdempotencyStore(db),
     keys: async () => new (await import('./keys/keys-store.js')).KeysStore(db),
     rateLimits: async () => new (await import('./ratelimit/ratelimit-store.js')).RateLimitStore(db),
+    masterKeyCheck: async () => new (await import('./webhooks/master-key-check.js')).MasterKeyCheck(db),
   }
 }
 

@@ -2,6 +2,9 @@ import {spawn} from 'node:child_process'
 
 import {expect} from 'chai'
 
+import {loadConfig} from '../../src/config/config.js'
+import {createLogger} from '../../src/log/logger.js'
+import {createServices} from '../../src/services.js'
 import {SECRET_OVERLAP_MS} from '../../src/webhooks/signing-secrets.js'
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
@@ -135,15 +138,59 @@ describe('webhook and delivery commands', function () {
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
   })
 
-  it('webhooks test under another LEADS_MASTER_KEY than the one the secret was sealed with says so, in one line with a hint', async function () {
+  it('refuses to seal or open a webhook secret under another LEADS_MASTER_KEY than the database adopted, changing nothing', async function () {
+    const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
+    const refusal =
+      "Error: LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with (hint: use the key the daemons run with; if that key is lost, `leads maintenance adopt-master-key --yes`, then rotate every webhook secret (docs/operations.md))\n"
+    const sealed = await daemon.db('webhooks').where({id: webhookId}).first('secret_ciphertext')
     const before = receiver.requests.length
-    const result = await runCli(['webhooks', 'test', webhookId], {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)})
-    expect(result.code).to.equal(1)
-    expect(result.stdout).to.equal('')
-    expect(result.stderr).to.equal(
-      `Error: the signing secret of webhook ${webhookId} does not open with this LEADS_MASTER_KEY: it was sealed under another key (hint: run the command with the daemons' LEADS_MASTER_KEY; if that key is lost, \`leads webhooks rotate-secret ${webhookId}\` mints a secret under this one)\n`,
-    )
+    for (const command of [
+      ['webhooks', 'test', webhookId],
+      ['webhooks', 'rotate-secret', webhookId, '--yes'],
+      ['webhooks', 'create', '--customer', tenant.customer.id, '--url', receiver.url, '--event', 'lead.created'],
+    ]) {
+      const result = await runCli(command, {...other, LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+      expect(result.code, command.join(' ')).to.equal(1)
+      expect(result.stdout, command.join(' ')).to.equal('')
+      expect(result.stderr, command.join(' ')).to.equal(refusal)
+    }
+    // Nothing sealed under the other key, nothing sent: the secret still opens in the daemons.
+    expect(await daemon.db('webhooks').where({id: webhookId}).first('secret_ciphertext')).to.deep.equal(sealed)
+    expect(await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'})).to.deep.equal([{n: 1}])
     expect(receiver.requests.length).to.equal(before)
+    // Commands that touch no webhook run under any key.
+    expect((await runCli(['keys', 'list', '--customer', tenant.customer.id], other)).code).to.equal(0)
+  })
+
+  it('a daemon under another LEADS_MASTER_KEY than the database adopted refuses to start, naming the variable', async function () {
+    const config = loadConfig({...env(), LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_LOG_LEVEL: 'silent'})
+    const started = await createServices(config, {logger: createLogger('silent')}).then(
+      async (services) => {
+        await services.close()
+        return null
+      },
+      (error: unknown) => error as Error,
+    )
+    expect(started?.message).to.equal("LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with")
+  })
+
+  it('maintenance adopt-master-key makes another key the one secrets are sealed with, and asks first', async function () {
+    const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
+    const unconfirmed = await runCli(['maintenance', 'adopt-master-key'], other)
+    expect(unconfirmed.code).to.equal(1)
+    expect(unconfirmed.stderr).to.match(/add --yes to confirm/)
+    try {
+      const adopted = await runCli(['maintenance', 'adopt-master-key', '--yes'], other)
+      expect(adopted.code, adopted.stderr).to.equal(0)
+      expect(adopted.stdout).to.match(/^Adopted this LEADS_MASTER_KEY/)
+      // Now the old key is the other one.
+      expect((await runCli(['webhooks', 'test', webhookId], env())).stderr).to.match(/^Error: LEADS_MASTER_KEY is not the key/)
+      // The secret sealed under the lost key no longer opens: the operator rotates it under the adopted one.
+      expect((await runCli(['webhooks', 'test', webhookId], other)).stderr).to.match(/does not open with this LEADS_MASTER_KEY/)
+    } finally {
+      expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], env())).code).to.equal(0)
+    }
+    expect((await runCli(['webhooks', 'list', '--customer', tenant.customer.id], env())).code).to.equal(0)
   })
 
   it('webhooks create, test, rotate-secret and delete act for the customer from the terminal', async function () {

@@ -44,7 +44,12 @@ describe('authentication and scopes', function () {
       const revoked = await services.keys.issue({customerId: tenant.customer.id, scopes: [...SCOPES]})
       await services.keys.revoke(revoked.key.id)
       tokens.revoked = revoked.token
-      const expired = await services.keys.issue({customerId: tenant.customer.id, scopes: [...SCOPES], expiresInMs: 0})
+      // Issued for an hour, then its expiry moved into the past: no key can be issued expired.
+      const expired = await services.keys.issue({customerId: tenant.customer.id, scopes: [...SCOPES], expiresInMs: 3_600_000})
+      await daemon
+        .db('api_keys')
+        .where({id: expired.key.id})
+        .update({expires_at: Date.now() - 1000})
       tokens.expired = expired.token
       const rotated = await services.keys.issue({customerId: tenant.customer.id, scopes: [...SCOPES]})
       await services.keys.rotate(rotated.key.id)

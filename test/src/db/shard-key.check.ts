@@ -27,6 +27,7 @@ const GLOBAL_TABLES: Record<string, string> = {
   knex_migrations: 'the migrations applied',
   knex_migrations_lock: 'the migration lock',
   database_writers: 'the daemons of a Galera cluster and the node each writes through',
+  master_key_check: 'the fingerprint of the master key the webhook secrets are sealed with',
 }
 
 interface Allowed {
