@@ -142,7 +142,7 @@ describe('webhook and delivery commands', function () {
     const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
     const refusal =
       "Error: LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with (hint: use the key the daemons run with; if that key is lost, `leads maintenance adopt-master-key --yes`, then rotate every webhook secret (docs/operations.md))\n"
-    const sealed = await daemon.db('webhooks').where({id: webhookId}).first('secret_ciphertext')
+    const sealed = await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).first('secret_ciphertext')
     const before = receiver.requests.length
     for (const command of [
       ['webhooks', 'test', webhookId],
@@ -155,7 +155,7 @@ describe('webhook and delivery commands', function () {
       expect(result.stderr, command.join(' ')).to.equal(refusal)
     }
     // Nothing sealed under the other key, nothing sent: the secret still opens in the daemons.
-    expect(await daemon.db('webhooks').where({id: webhookId}).first('secret_ciphertext')).to.deep.equal(sealed)
+    expect(await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).first('secret_ciphertext')).to.deep.equal(sealed)
     expect(await daemon.db('webhooks').where({customer_id: tenant.customer.id}).count({n: '*'})).to.deep.equal([{n: 1}])
     expect(receiver.requests.length).to.equal(before)
     // Commands that touch no webhook run under any key.

@@ -48,7 +48,7 @@ describe('authentication and scopes', function () {
       const expired = await services.keys.issue({customerId: tenant.customer.id, scopes: [...SCOPES], expiresInMs: 3_600_000})
       await daemon
         .db('api_keys')
-        .where({id: expired.key.id})
+        .where({customer_id: tenant.customer.id, id: expired.key.id})
         .update({expires_at: Date.now() - 1000})
       tokens.expired = expired.token
       const rotated = await services.keys.issue({customerId: tenant.customer.id, scopes: [...SCOPES]})

@@ -19,6 +19,7 @@ import {LEAD_WORDS_MAX_LENGTH, WORD_MAX_LENGTH} from '../../../src/leads/lead-se
 import {LEAD_STATUSES, SOURCE_PLATFORMS, SOURCE_TYPES} from '../../../src/leads/lead-types.js'
 import {NAME_MAX_LENGTH, SLUG_MAX_LENGTH} from '../../../src/shared/validate.js'
 import {CREATE_WEBHOOK_SCHEMA} from '../../../src/webhooks/webhook-schemas.js'
+import {masterKeyFingerprint} from '../../../src/webhooks/master-key-check.js'
 import {EVENT_TYPES} from '../../../src/webhooks/webhook-types.js'
 
 const UUID = 36
@@ -117,6 +118,7 @@ const WRITTEN: Record<string, number> = {
   'database_writers.role': WRITER_LIMITS.role,
   'database_writers.node_id': WRITER_LIMITS.nodeId,
   'database_writers.node_name': WRITER_LIMITS.nodeName,
+  'master_key_check.fingerprint': masterKeyFingerprint(Buffer.alloc(32)).length,
 }
 
 describe('input caps against the columns the migrations create', function () {
