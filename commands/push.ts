@@ -54,7 +54,8 @@ Reaches the API with --base-url, --token (scope public_api:leads:write) and --cu
       report = await pushFile(client, {
         file: args.file,
         format,
-        dryRun: flags['dry-run'],
+        // oclif leaves a boolean flag that was not given undefined, which the --json report would drop.
+        dryRun: flags['dry-run'] === true,
         onDuplicate: flags['on-duplicate'] as (typeof ON_DUPLICATE)[number],
         onProgress: (summary) => view?.update(summary),
       })

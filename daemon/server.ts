@@ -124,10 +124,17 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   }
 }
 
-/** A port in use or not allowed, as one line saying which port and how to choose another. */
+/**
+ * A listen address that is not this machine's, or a port in use or not allowed, as one line
+ * naming the variable to fix, as every other bad setting stops start-up.
+ */
 function listenError(error: unknown, config: Config): unknown {
   const code = (error as {code?: string}).code
   const next = config.port === 0 ? 8080 : config.port + 1
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+    const reason = code === 'EADDRNOTAVAIL' ? 'is not an address of this machine' : 'does not resolve to an address'
+    return new ConfigError('LEADS_HOST', `${config.host} ${reason}`, 'use one of its addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)')
+  }
   if (code === 'EADDRINUSE') {
     return new ConfigError(
       'LEADS_PORT',

@@ -22,6 +22,8 @@ export default class DeliveriesRedeliver extends BaseCommand {
   async run(): Promise<{redelivered: string[]}> {
     const {argv, flags} = await this.parse(DeliveriesRedeliver)
     const ids = argv as string[]
+    // A usage error (exit 2), checked here: oclif's dependsOn would print the usage line as `[--since <value> ]`.
+    if (flags.since !== undefined && !flags.failed) this.error('--since only applies with --webhook WH_ID --failed', {exit: 2})
     if (flags.webhook === undefined && ids.length === 0) {
       throw new ValidationError('give delivery ids, or --webhook WH_ID --failed', 'deliveryIds', 'see `leads deliveries redeliver --help`')
     }

@@ -5,7 +5,7 @@ import type {Metrics} from '../../src/metrics/metrics.js'
 import type {RequestLimiter} from '../../src/ratelimit/request-limiter.js'
 import type {AppContext} from '../context.js'
 import {BEARER} from './auth.js'
-import {applyDecision} from './rate-limit.js'
+import {applyDecision, setRateLimitHeaders} from './rate-limit.js'
 
 /**
  * Finds the key behind the bearer token, without rejecting anything yet (requireAuthentication
@@ -36,8 +36,12 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
 
     const decision = await limiter.consumeAnonymous(ctx.ip)
     if (token !== undefined && known === undefined) {
-      const key = await refundingOnFailure(limiter, ctx.ip, async () =>
-        decision.allowed || (await authenticator.isInternalToken(token)) ? authenticator.authenticate(token) : null,
+      const key = await refundingOnFailure(
+        limiter,
+        ctx.ip,
+        async () => (decision.allowed || (await authenticator.isInternalToken(token)) ? authenticator.authenticate(token) : null),
+        // The failure (a 503) carries the address's headers too, with its request given back.
+        () => setRateLimitHeaders(ctx, {...decision, remaining: Math.min(decision.limit, decision.remaining + 1)}),
       )
       if (key && (decision.allowed || key.internal)) {
         // A refund lost to a Redis fault costs the address one request of its budget, never this request.
@@ -57,11 +61,12 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
  * unreachable) tells a valid token from a guess no better than none: the address gets its request
  * back, so the callers behind it do not find their budget spent by an outage once it is over.
  */
-async function refundingOnFailure<T>(limiter: RequestLimiter, address: string, lookup: () => Promise<T>): Promise<T> {
+async function refundingOnFailure<T>(limiter: RequestLimiter, address: string, lookup: () => Promise<T>, refunded: () => void): Promise<T> {
   try {
     return await lookup()
   } catch (error) {
     await limiter.refundAnonymous(address).catch(() => undefined)
+    refunded()
     throw error
   }
 }

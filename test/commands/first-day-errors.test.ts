@@ -42,6 +42,25 @@ describe('first-day errors', function () {
     }
   })
 
+  for (const [host, reason] of [
+    ['192.0.2.1', 'is not an address of this machine'],
+    ['no-such-host.invalid', 'does not resolve to an address'],
+  ] as const) {
+    it(`a listen address that ${reason} names LEADS_HOST, and the daemon exits`, async function () {
+      const result = await runCliProcess(['daemon'], {
+        LEADS_HOST: host,
+        LEADS_PORT: '0',
+        LEADS_DATABASE_URL: `sqlite://${path.join(dir, 'host.db')}`,
+        LEADS_MASTER_KEY: MASTER_KEY,
+        LEADS_LOG_LEVEL: 'silent',
+      })
+      expect(result.code).to.equal(1)
+      expect(result.stderr).to.equal(
+        `Error: LEADS_HOST ${host} ${reason} (hint: use one of its addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface))\n`,
+      )
+    })
+  }
+
   it('a MySQL server that does not answer is named by host and port', async function () {
     const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: 'mysql://root@127.0.0.1:1/leads', LEADS_MASTER_KEY: MASTER_KEY})
     expect(result.code).to.equal(1)

@@ -45,6 +45,7 @@ describe('leads push', function () {
     const result = await runCli(['push', file, '--json'], env())
     expect(result.code, result.stderr).to.equal(1)
     const report = JSON.parse(result.stdout)
+    expect(report.dry_run).to.equal(false)
     expect(report.summary).to.deep.equal({received: 1203, created: 1202, updated: 0, skipped: 0, failed: 1, chunks: 3})
     expect(report.failed).to.deep.equal([
       {line: 12, message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'},

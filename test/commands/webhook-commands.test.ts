@@ -280,6 +280,14 @@ describe('webhook and delivery commands', function () {
     expect(await exited).to.equal(0)
   })
 
+  it('deliveries redeliver refuses --since without --failed as a usage error, instead of redelivering the named ids whatever their time', async function () {
+    const before = await daemon.services.deliveries.show(deliveryId)
+    const result = await runCli(['deliveries', 'redeliver', deliveryId, '--since', '2h'], env())
+    expect(result.code).to.equal(2)
+    expect(result.stderr).to.include('--failed')
+    expect(await daemon.services.deliveries.show(deliveryId)).to.deep.equal(before)
+  })
+
   it('deliveries show and redeliver take a delivery id in capitals as the same id', async function () {
     const shown = await runCliJson(['deliveries', 'show', deliveryId.toUpperCase()], env())
     expect(shown.id).to.equal(deliveryId)

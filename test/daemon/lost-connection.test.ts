@@ -201,7 +201,10 @@ describeInMysqlRun('a database connection lost under a request', function () {
       expect(ready.status).to.equal(503)
       expect(ready.body.checks.database).to.equal(false)
       expect(ready.body.reasons[0]).to.match(/^database unreachable: /)
-      expectUnavailable(await postJson(daemon, tenant, CREATE, person('Refused'), 'refused'))
+      const refused = await postJson(daemon, tenant, CREATE, person('Refused'), 'refused')
+      expectUnavailable(refused)
+      // Every response carries the RateLimit headers, this one too: its token could not be looked up.
+      for (const header of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(refused.headers.get(header), header).to.match(/^\d+$/)
     } finally {
       proxy.refuse(false)
     }
