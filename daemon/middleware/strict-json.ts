@@ -5,9 +5,6 @@ import {ValidationError} from '../../src/shared/errors.js'
 /** JSON texts are UTF-8 (RFC 8259, 8.1). Fatal: a byte that is not UTF-8 is refused, never replaced by U+FFFD. */
 const UTF8 = new TextDecoder('utf-8', {fatal: true})
 
-/** A body must be an object or an array (strict JSON, as co-body's strict mode had it). */
-const OBJECT_OR_ARRAY = /^[\x20\x09\x0a\x0d]*[[{]/
-
 /**
  * The body of a request read byte for byte (each byte one latin1 character), decoded as UTF-8 and
  * parsed. Bytes that are not UTF-8 are a 400: decoding them leniently would store U+FFFD in place
@@ -22,10 +19,10 @@ export function parseJsonBytes(bytes: string): unknown {
     throw new ValidationError('Request body is not valid UTF-8; send JSON encoded as UTF-8.', 'body')
   }
   if (text === '') return {}
-  if (!OBJECT_OR_ARRAY.test(text)) throw new ValidationError('Request body must be a JSON object.', 'body')
+  let parsed: unknown
   try {
     // Bourne: JSON.parse, then a refusal of any `__proto__` key (a prototype pollution gadget).
-    return Bourne.parse(text, {protoAction: 'error'}) as unknown
+    parsed = Bourne.parse(text, {protoAction: 'error'}) as unknown
   } catch (error) {
     if (/forbidden prototype property/.test((error as Error).message)) {
       throw new ValidationError('Request body must not contain the key "__proto__".', '__proto__')
@@ -33,4 +30,7 @@ export function parseJsonBytes(bytes: string): unknown {
     // Answered by the error middleware's envelope for a 400 from the body parser.
     throw Object.assign(new Error('invalid JSON'), {status: 400})
   }
+  // Valid JSON, but a scalar (null, a number, a string) is not a body.
+  if (parsed === null || typeof parsed !== 'object') throw new ValidationError('Request body must be a JSON object.', 'body')
+  return parsed
 }

@@ -111,14 +111,12 @@ describe('error envelope', function () {
       expectEnvelope(response, 415, 'invalid_request_error')
     })
 
-    it('answers malformed JSON with 400', async function () {
-      const response = await daemon.request('/api/agents/crm/leads', {
-        ...auth(),
-        method: 'POST',
-        headers: {'content-type': 'application/json'},
-        body: '{"contact_name": ',
-      })
-      expectEnvelope(response, 400, 'invalid_request_error')
+    it('answers malformed JSON with 400 saying it is not valid JSON', async function () {
+      for (const body of ['{"contact_name": ', 'x', 'contact_name=Ada']) {
+        const response = await daemon.request('/api/agents/crm/leads', {...auth(), method: 'POST', headers: {'content-type': 'application/json'}, body})
+        expectEnvelope(response, 400, 'invalid_request_error')
+        expect(response.body.error.message, body).to.equal('Request body is not valid JSON.')
+      }
     })
 
     it('answers valid JSON that is not an object or array with 400 saying so, not "not valid JSON"', async function () {
