@@ -16,7 +16,7 @@ CSV needs a header row. Columns: contact_name, contact_phone, contact_email, sta
 
 --dry-run checks every row here, with the server's own schema and contact rules, and sends nothing: it spends no rate limit and needs no daemon. It cannot know the customer's stages, custom fields or leads; --dry-run --check-on-server has the server check those too (how many rows would be created, updated or skipped), and counts against the bulk rate limit like a real push.
 
-Reaches the API with --base-url, --token (scope public_api:leads:write) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Exits 1 when any row failed.`
+Reaches the API with --base-url, --token (scope public_api:leads:write) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Prints the counts and each failed row by its line; --json adds every row's result (line, status, lead_id). Exits 1 when any row failed.`
   static override examples = [
     '<%= config.bin %> push leads.csv',
     '<%= config.bin %> push leads.csv --dry-run',

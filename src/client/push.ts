@@ -32,9 +32,18 @@ interface FailedRow {
   param?: string
 }
 
+/** A row's result, by its line in the file: what the bulk endpoint did with it, and its lead. */
+interface RowResult {
+  line: number
+  status: 'created' | 'updated' | 'skipped' | 'failed'
+  lead_id?: string
+}
+
 export interface PushReport {
   dry_run: boolean
   summary: PushSummary
+  /** Every row, in file order (failed ones with their reason in `failed`). */
+  results: RowResult[]
   failed: FailedRow[]
   unknown_custom_fields: Array<{slug: string; lines: number[]}>
   /** Fields or columns the server sets (as `leads pull` writes them), left out of every row. */
@@ -50,6 +59,7 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
   const sleep = options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
   const summary: PushSummary = {received: 0, created: 0, updated: 0, skipped: 0, failed: 0, chunks: 0}
   const failed: FailedRow[] = []
+  const results: RowResult[] = []
   const unknown = new Map<string, number[]>()
   let chunk: Array<Required<Pick<FileRecord, 'line' | 'lead'>>> = []
   let waitBeforeNextMs = 0
@@ -76,7 +86,9 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
     summary.skipped += response.summary.skipped
     summary.failed += response.summary.failed
     for (const result of response.results) {
-      if (result.status === 'failed') failed.push({line: lines[result.index] as number, message: result.error?.message ?? 'failed', param: result.error?.param})
+      const line = lines[result.index] as number
+      results.push({line, status: result.status, ...(result.lead_id === undefined ? {} : {lead_id: result.lead_id})})
+      if (result.status === 'failed') failed.push({line, message: result.error?.message ?? 'failed', param: result.error?.param})
     }
     for (const {slug, rows} of response.unknown_custom_fields) {
       unknown.set(slug, [...(unknown.get(slug) ?? []), ...rows.map((row) => lines[row] as number)])
@@ -88,6 +100,7 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
     if (record.error !== undefined || record.lead === undefined) {
       summary.received += 1
       summary.failed += 1
+      results.push({line: record.line, status: 'failed'})
       failed.push({line: record.line, message: record.error ?? 'unreadable line'})
       continue
     }
@@ -96,9 +109,11 @@ export async function pushFile(client: LeadsApiClient, options: PushOptions): Pr
   }
   await send()
   failed.sort((a, b) => a.line - b.line)
+  results.sort((a, b) => a.line - b.line)
   return {
     dry_run: options.dryRun,
     summary,
+    results,
     failed,
     unknown_custom_fields: [...unknown].map(([slug, lines]) => ({slug, lines})),
     ignored_fields: [...ignored],

@@ -50,6 +50,13 @@ describe('leads push', function () {
     expect(report.failed).to.deep.equal([
       {line: 12, message: 'field "contact_email" must be an email address of at most 254 characters', param: 'contact_email'},
     ])
+    // Every row's result by its line: the header is line 1.
+    expect(report.results).to.have.length(1203)
+    expect(report.results.map((row: {line: number}) => row.line)).to.deep.equal(Array.from({length: 1203}, (_, i) => i + 2))
+    expect(report.results[10]).to.deep.equal({line: 12, status: 'failed'})
+    expect(report.results[0]).to.include({line: 2, status: 'created'})
+    const stored = await daemon.db('leads').where({customer_id: tenant.customer.id, contact_email: 'csv0@example.org'}).first('id')
+    expect(report.results[0].lead_id).to.equal(stored.id)
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 1202, events: 0})
 
     const again = await runCli(['push', file, '--on-duplicate', 'skip'], env())
