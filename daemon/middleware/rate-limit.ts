@@ -26,11 +26,16 @@ export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService,
 
 /** Sets the RateLimit headers; throws the 429 when the decision refuses. */
 export function applyDecision(ctx: AppContext, decision: RateDecision, metrics: Metrics, bucket: Bucket | 'anonymous'): void {
-  ctx.set('RateLimit-Limit', String(decision.limit))
-  ctx.set('RateLimit-Remaining', String(decision.remaining))
-  ctx.set('RateLimit-Reset', String(decision.resetSeconds))
+  setRateLimitHeaders(ctx, decision)
   if (decision.allowed) return
   metrics.rateLimited.inc({bucket})
   ctx.set('Retry-After', String(decision.resetSeconds))
   throw new RateLimitError()
+}
+
+/** The RateLimit headers of a decision, which every response of the API carries. */
+export function setRateLimitHeaders(ctx: AppContext, decision: RateDecision): void {
+  ctx.set('RateLimit-Limit', String(decision.limit))
+  ctx.set('RateLimit-Remaining', String(decision.remaining))
+  ctx.set('RateLimit-Reset', String(decision.resetSeconds))
 }
