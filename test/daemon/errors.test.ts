@@ -183,6 +183,26 @@ describe('error envelope for unexpected failures', function () {
       }
     })
 
+    it("carries the key's RateLimit headers when the database fails while the key's overrides are read again", async function () {
+      // The token stays known; the key's limits are read again on every request.
+      const daemon = await startTestDaemon(backend, {keyCacheTtlMs: 60_000, limitsCacheTtlMs: 0})
+      try {
+        const tenant = await newTenant(daemon.services)
+        const auth = {token: tenant.token, customerId: tenant.customer.id}
+        const before = await daemon.request('/api/agents/crm/leads', auth)
+        expect(before.status).to.equal(200)
+        await daemon.db.destroy()
+        const response = await daemon.request('/api/agents/crm/leads', auth)
+        expect(response.status).to.be.oneOf([500, 503])
+        expect(response.body.error).to.include({type: 'api_error', code: response.status})
+        expect(response.headers.get('ratelimit-limit')).to.equal('60')
+        expect(response.headers.get('ratelimit-remaining')).to.equal('58')
+        expect(response.headers.get('ratelimit-reset')).to.match(/^\d+$/)
+      } finally {
+        await daemon.stop().catch(() => undefined)
+      }
+    })
+
     it('carries the RateLimit headers of the client address when the database fails the token lookup', async function () {
       const daemon = await startTestDaemon(backend)
       try {
