@@ -2,7 +2,7 @@ import type {Next} from 'koa'
 
 import type {KeyAuthenticator} from '../../src/keys/key-authenticator.js'
 import type {Metrics} from '../../src/metrics/metrics.js'
-import type {RequestLimiter} from '../../src/ratelimit/request-limiter.js'
+import type {RateDecision, RequestLimiter} from '../../src/ratelimit/request-limiter.js'
 import type {AppContext} from '../context.js'
 import {BEARER} from './auth.js'
 import {applyDecision, setRateLimitHeaders} from './rate-limit.js'
@@ -36,12 +36,8 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
 
     const decision = await limiter.consumeAnonymous(ctx.ip)
     if (token !== undefined && known === undefined) {
-      const key = await refundingOnFailure(
-        limiter,
-        ctx.ip,
-        async () => (decision.allowed || (await authenticator.isInternalToken(token)) ? authenticator.authenticate(token) : null),
-        // The failure (a 503) carries the address's headers too, with its request given back.
-        () => setRateLimitHeaders(ctx, {...decision, remaining: Math.min(decision.limit, decision.remaining + 1)}),
+      const key = await refundingOnFailure(limiter, ctx, decision, async () =>
+        decision.allowed || (await authenticator.isInternalToken(token)) ? authenticator.authenticate(token) : null,
       )
       if (key && (decision.allowed || key.internal)) {
         // A refund lost to a Redis fault costs the address one request of its budget, never this request.
@@ -57,16 +53,18 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
 }
 
 /**
- * Runs a token lookup the address was charged for. A lookup that failed (the database
+ * Runs a token lookup the address was charged for (`charged`). A lookup that failed (the database
  * unreachable) tells a valid token from a guess no better than none: the address gets its request
- * back, so the callers behind it do not find their budget spent by an outage once it is over.
+ * back, so the callers behind it do not find their budget spent by an outage once it is over. The
+ * error's answer still carries the address's RateLimit headers, as every response does.
  */
-async function refundingOnFailure<T>(limiter: RequestLimiter, address: string, lookup: () => Promise<T>, refunded: () => void): Promise<T> {
+async function refundingOnFailure<T>(limiter: RequestLimiter, ctx: AppContext, charged: RateDecision, lookup: () => Promise<T>): Promise<T> {
   try {
     return await lookup()
   } catch (error) {
-    await limiter.refundAnonymous(address).catch(() => undefined)
-    refunded()
+    await limiter.refundAnonymous(ctx.ip).catch(() => undefined)
+    // Over budget, the refund leaves the address at or over its limit: nothing remains either way.
+    setRateLimitHeaders(ctx, {...charged, remaining: charged.allowed ? Math.min(charged.limit, charged.remaining + 1) : 0})
     throw error
   }
 }

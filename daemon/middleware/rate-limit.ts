@@ -33,7 +33,7 @@ export function applyDecision(ctx: AppContext, decision: RateDecision, metrics: 
   throw new RateLimitError()
 }
 
-/** The RateLimit headers of a decision, without refusing anything. */
+/** The RateLimit headers of a decision, which every response of the API carries. */
 export function setRateLimitHeaders(ctx: AppContext, decision: RateDecision): void {
   ctx.set('RateLimit-Limit', String(decision.limit))
   ctx.set('RateLimit-Remaining', String(decision.remaining))

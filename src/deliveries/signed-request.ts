@@ -14,14 +14,16 @@ export function signedRequest(webhook: Webhook, secrets: SigningSecrets, event: 
   const timestamp = Math.floor(nowMs / 1000)
   // What JSON.stringify({event, delivered_at, lead}) writes, with the lead written once per event, not once per attempt.
   const body = `{"event":${JSON.stringify(event.type)},"delivered_at":"${isoTime(nowMs)}","lead":${leadJson(event)}}`
+  // Named as the spec writes them: the sender keeps a name's case on the wire, and some receivers
+  // look headers up by the exact name (API Gateway's REST proxy, PHP's getallheaders()).
   const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'user-agent': 'leads-webhooks/1.0',
-    'x-service-signature': signatureFor(secrets.current, timestamp, body),
-    'x-service-timestamp': String(timestamp),
-    'x-service-delivery': deliveryId,
+    'Content-Type': 'application/json',
+    'User-Agent': 'leads-webhooks/1.0',
+    'X-Service-Signature': signatureFor(secrets.current, timestamp, body),
+    'X-Service-Timestamp': String(timestamp),
+    'X-Service-Delivery': deliveryId,
   }
-  if (secrets.previous !== null) headers['x-service-signature-previous'] = signatureFor(secrets.previous, timestamp, body)
+  if (secrets.previous !== null) headers['X-Service-Signature-Previous'] = signatureFor(secrets.previous, timestamp, body)
   return {url: webhook.url, body, timeoutMs: webhook.timeoutSeconds * 1000, headers}
 }
 

@@ -87,12 +87,23 @@ export class RateLimitService {
     return this.store.delete(scope)
   }
 
-  /** The limits in force for a key, as the daemon applies them. */
+  /**
+   * The limits in force for a key, as the daemon applies them. When the overrides cannot be read
+   * again (the database unreachable), the limits last read stand: the request is still counted,
+   * and its answer (the 503 it likely gets) still carries the key's RateLimit headers.
+   */
   async limitsFor(key: ApiKey): Promise<Limits> {
     const now = this.clock.now()
     const cached = this.cache.get(key.id)
     if (cached && now - cached.loadedAt < this.cacheTtlMs) return cached.limits
-    const {key: keyOverride, customer} = await this.store.findForKey(key.id, key.customerId)
+    let overrides: Awaited<ReturnType<RateLimitStore['findForKey']>>
+    try {
+      overrides = await this.store.findForKey(key.id, key.customerId)
+    } catch (error) {
+      if (cached) return cached.limits
+      throw error
+    }
+    const {key: keyOverride, customer} = overrides
     const limits = effectiveLimits(keyOverride, customer)
     this.cache.set(key.id, {limits, loadedAt: now})
     return limits

@@ -180,5 +180,44 @@ describe('error envelope for unexpected failures', function () {
         await daemon.stop().catch(() => undefined)
       }
     })
+
+    it("carries the key's RateLimit headers when the database fails while the key's overrides are read again", async function () {
+      // The token stays known; the key's limits are read again on every request.
+      const daemon = await startTestDaemon(backend, {keyCacheTtlMs: 60_000, limitsCacheTtlMs: 0})
+      try {
+        const tenant = await newTenant(daemon.services)
+        const auth = {token: tenant.token, customerId: tenant.customer.id}
+        const before = await daemon.request('/api/agents/crm/leads', auth)
+        expect(before.status).to.equal(200)
+        await daemon.db.destroy()
+        const response = await daemon.request('/api/agents/crm/leads', auth)
+        expect(response.status).to.be.oneOf([500, 503])
+        expect(response.body.error).to.include({type: 'api_error', code: response.status})
+        expect(response.headers.get('ratelimit-limit')).to.equal('60')
+        expect(response.headers.get('ratelimit-remaining')).to.equal('58')
+        expect(response.headers.get('ratelimit-reset')).to.match(/^\d+$/)
+      } finally {
+        await daemon.stop().catch(() => undefined)
+      }
+    })
+
+    it('carries the RateLimit headers of the client address when the database fails the token lookup', async function () {
+      const daemon = await startTestDaemon(backend)
+      try {
+        const tenant = await newTenant(daemon.services)
+        const before = await daemon.request('/api/agents/crm/leads', {customerId: tenant.customer.id})
+        expect(before.status).to.equal(401)
+        // Nothing cached for this token: the daemon must look it up in a database that is gone.
+        await daemon.db.destroy()
+        const response = await daemon.request('/api/agents/crm/leads', {token: tenant.token, customerId: tenant.customer.id})
+        expectEnvelope(response, 500, 'api_error')
+        // The failed lookup is given back to the address: its budget is as the 401 left it.
+        expect(response.headers.get('ratelimit-limit')).to.equal(before.headers.get('ratelimit-limit'))
+        expect(response.headers.get('ratelimit-remaining')).to.equal(before.headers.get('ratelimit-remaining'))
+        expect(response.headers.get('ratelimit-reset')).to.match(/^\d+$/)
+      } finally {
+        await daemon.stop().catch(() => undefined)
+      }
+    })
   })
 })

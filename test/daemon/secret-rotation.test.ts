@@ -49,6 +49,7 @@ describe('secret rotation while a delivery is being retried', function () {
       expect(retry!.headers['x-service-delivery']).to.equal(first!.headers['x-service-delivery'])
       expect(verifyDelivery(first!, oldSecret)).to.equal(true)
       expect(first!.headers).not.to.have.property('x-service-signature-previous')
+      expect(retry!.headerNames).to.include('X-Service-Signature-Previous')
       expect(verifyDelivery(retry!, newSecret), 'the retry, X-Service-Signature with the new secret').to.equal(true)
       expect(
         verifyDelivery(retry!, oldSecret, Date.now(), 300, 'x-service-signature-previous'),

@@ -102,6 +102,14 @@ describe('webhook delivery', function () {
       expect(done.attempts[0]).to.include({statusCode: 200, outcome: 'success', responseSnippet: 'ok', attemptNumber: 1})
     })
 
+    it('sends X-Service-Signature, X-Service-Timestamp and X-Service-Delivery cased as the spec names them', async function () {
+      await postJson(daemon, tenant, CREATE, {contact_name: 'Cased'})
+      await receiver.waitFor(1)
+      const names = receiver.requests[0]!.headerNames
+      expect(names).to.include.members(['X-Service-Signature', 'X-Service-Timestamp', 'X-Service-Delivery'])
+      expect(names.filter((name) => name.toLowerCase().startsWith('x-service-'))).to.have.length(3)
+    })
+
     it('emits nothing for a merge or for bulk rows', async function () {
       const first = await postJson(daemon, tenant, CREATE, {contact_email: 'once@example.org'})
       await postJson(daemon, tenant, CREATE, {contact_email: 'ONCE@example.org', contact_name: 'merged'})

@@ -8,6 +8,8 @@ import {PROJECT_ROOT} from './cli.js'
 
 export interface ReceivedRequest {
   headers: IncomingHttpHeaders
+  /** The header names as they came on the wire, case kept (`headers` has them lower-cased). */
+  headerNames: string[]
   /** The exact bytes sent, as signatures must be checked over them. */
   rawBody: Buffer
   receivedAt: number
@@ -54,7 +56,8 @@ export class Receiver {
         const chunks: Buffer[] = []
         request.on('data', (chunk: Buffer) => chunks.push(chunk))
         request.on('end', () => {
-          this.requests.push({headers: request.headers, rawBody: Buffer.concat(chunks), receivedAt: Date.now()})
+          const headerNames = request.rawHeaders.filter((_, index) => index % 2 === 0)
+          this.requests.push({headers: request.headers, headerNames, rawBody: Buffer.concat(chunks), receivedAt: Date.now()})
           this.mostOpen = Math.max(this.mostOpen, ++this.open)
           response.once('close', () => this.open--)
           this.waiters = this.waiters.filter((waiter) => {

@@ -17,23 +17,23 @@ describe('signedRequest', function () {
     const request = signedRequest(webhook, {current: NEW, previous: OLD}, event, 'delivery-1', sentAt)
     const timestamp = Math.floor(sentAt / 1000)
     expect(request.headers).to.deep.equal({
-      'content-type': 'application/json',
-      'user-agent': 'leads-webhooks/1.0',
-      'x-service-signature': signatureFor(NEW, timestamp, request.body),
-      'x-service-signature-previous': signatureFor(OLD, timestamp, request.body),
-      'x-service-timestamp': String(timestamp),
-      'x-service-delivery': 'delivery-1',
+      'Content-Type': 'application/json',
+      'User-Agent': 'leads-webhooks/1.0',
+      'X-Service-Signature': signatureFor(NEW, timestamp, request.body),
+      'X-Service-Signature-Previous': signatureFor(OLD, timestamp, request.body),
+      'X-Service-Timestamp': String(timestamp),
+      'X-Service-Delivery': 'delivery-1',
     })
-    expect(request.headers['x-service-signature'])
+    expect(request.headers['X-Service-Signature'])
       .to.match(/^sha256=[0-9a-f]{64}$/)
-      .and.not.equal(request.headers['x-service-signature-previous'])
+      .and.not.equal(request.headers['X-Service-Signature-Previous'])
   })
 
   it('sends no X-Service-Signature-Previous without a previous secret, and the rest unchanged', function () {
     const alone = signedRequest(webhook, {current: NEW, previous: null}, event, 'delivery-1', sentAt)
     const both = signedRequest(webhook, {current: NEW, previous: OLD}, event, 'delivery-1', sentAt)
-    expect(alone.headers).not.to.have.property('x-service-signature-previous')
-    const {['x-service-signature-previous']: _previous, ...rest} = both.headers
+    expect(alone.headers).not.to.have.property('X-Service-Signature-Previous')
+    const {['X-Service-Signature-Previous']: _previous, ...rest} = both.headers
     expect(alone).to.deep.equal({...both, headers: rest})
     expect(alone).to.include({url: webhook.url, timeoutMs: 7000})
   })
