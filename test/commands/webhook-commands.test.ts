@@ -297,11 +297,14 @@ describe('webhook and delivery commands', function () {
 
   it('deliveries redeliver refuses the deliveries of a disabled or deleted webhook, which would be cancelled, not sent, and keeps them failed', async function () {
     const owner = await newTenant(daemon.services)
-    const {webhook} = await daemon.services.webhooks.create(owner.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
-    receiver.reply({status: 500, body: 'down'})
-    const seen = receiver.requests.length
+    // A receiver of its own that is always down: a reply queued on the shared one can be taken by
+    // another test's delivery still under way, and this one would then succeed.
+    const down = await new Receiver().start()
+    after(() => down.stop())
+    down.fallback = {status: 500, body: 'down'}
+    const {webhook} = await daemon.services.webhooks.create(owner.customer.id, {url: down.url, event_types: ['lead.created'], retry_attempts: 0})
     await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Parked'})
-    await receiver.waitFor(seen + 1)
+    await down.waitFor(1)
     const [row] = await daemon.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
     for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
     await runCliJson(['webhooks', 'disable', webhook.id], env())

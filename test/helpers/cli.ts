@@ -129,6 +129,9 @@ export function startCliAtTerminal(args: string[], env: Record<string, string>, 
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  // Typing into a terminal that has just closed (the command ended first) is an EPIPE on its
+  // keyboard, not a failure of the test: what the command did is in `exited`.
+  child.stdin.on('error', () => undefined)
   const shown = () => stdout.replace(/\r\n/g, '\n')
   return {
     shown,
