@@ -25,26 +25,28 @@ export interface DispatchHealth {
  */
 export class MemoryQueue implements DispatchQueue {
   private readonly ids: string[] = []
-  private wake: (() => void) | null = null
+  /** Every read waiting for ids: the daemon's worker, and any other worker of this process. */
+  private readonly waiters = new Set<() => void>()
 
   constructor(private readonly capacity = 10_000) {}
 
   async enqueue(ids: readonly string[]): Promise<void> {
     this.ids.push(...ids)
     if (this.ids.length > this.capacity) this.ids.splice(0, this.ids.length - this.capacity)
-    this.wake?.()
+    this.wakeAll()
   }
 
   async take(max: number, blockMs: number): Promise<string[]> {
     if (this.ids.length === 0 && blockMs > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, blockMs)
-        this.wake = () => {
+        const wake = () => {
           clearTimeout(timer)
+          this.waiters.delete(wake)
           resolve()
         }
+        const timer = setTimeout(wake, blockMs)
+        this.waiters.add(wake)
       })
-      this.wake = null
     }
     return this.ids.splice(0, max)
   }
@@ -56,6 +58,10 @@ export class MemoryQueue implements DispatchQueue {
   }
 
   async close(): Promise<void> {
-    this.wake?.()
+    this.wakeAll()
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.waiters]) wake()
   }
 }

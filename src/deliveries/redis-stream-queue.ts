@@ -21,6 +21,10 @@ export class RedisStreamQueue implements DispatchQueue {
   /** Stream entry ids per delivery id, for XACK. */
   private readonly entries = new Map<string, string[]>()
   private reader: RedisReader | null = null
+  /** The read under way: reads take turns on the one blocking connection (see take). */
+  private reading: Promise<unknown> = Promise.resolve()
+  /** Counts close() calls: a read begun before the latest one ends empty, without opening a connection. */
+  private closes = 0
   private groupReady = false
   private failingSinceMs: number | null = null
   private lastError: string | null = null
@@ -53,10 +57,21 @@ export class RedisStreamQueue implements DispatchQueue {
     await withTimeout(multi.exec(), ENQUEUE_TIMEOUT_MS, 'redis enqueue timed out')
   }
 
-  async take(max: number, blockMs: number): Promise<string[]> {
+  /**
+   * Reads take turns: every worker of a process shares its queue, and a second read sent while
+   * the reader is still connecting, or blocked in XREADGROUP, would fail or be dropped with it.
+   */
+  take(max: number, blockMs: number): Promise<string[]> {
+    const closes = this.closes
+    const turn = this.reading.then(() => (closes === this.closes ? this.read(max, blockMs, closes) : []))
+    this.reading = turn.catch(() => undefined)
+    return turn
+  }
+
+  private async read(max: number, blockMs: number, closes: number): Promise<string[]> {
     try {
       const ids = await this.withGroup(async () => {
-        const reader = await this.readerClient()
+        const reader = await this.readerClient(closes)
         const stale = await this.claimStale(reader, max)
         if (stale.length > 0) return stale
         const response = await reader.xReadGroup(CONSUMER_GROUP, this.consumer, {key: STREAM_KEY, id: '>'}, {COUNT: max, BLOCK: blockMs})
@@ -67,6 +82,8 @@ export class RedisStreamQueue implements DispatchQueue {
       this.lastError = null
       return ids
     } catch (error) {
+      // Ended by close(), which destroyed the reader under it: a stop, not a failure of Redis.
+      if (closes !== this.closes) return []
       this.failingSinceMs ??= this.now()
       this.lastError = (error as Error).message
       // A reader that failed may be half-closed; the next round opens a fresh one.
@@ -89,7 +106,9 @@ export class RedisStreamQueue implements DispatchQueue {
     return {failingSinceMs: this.failingSinceMs, lastError: this.lastError}
   }
 
+  /** Ends the read under way and those waiting their turn; a read begun afterwards (another worker's) opens a new reader. */
   async close(): Promise<void> {
+    this.closes++
     this.dropReader()
   }
 
@@ -135,14 +154,17 @@ export class RedisStreamQueue implements DispatchQueue {
    * The blocking reads get a connection of their own, which does not reconnect: a failed reader
    * is dropped and the next take opens a new one, so a take never waits on a reconnect loop.
    */
-  private async readerClient(): Promise<RedisReader> {
-    if (!this.reader) {
-      const reader = this.connection.newReader((error) => this.logger?.debug({err: error}, 'redis dispatch connection error'))
-      // Kept before connecting, so close() can end a connection attempt still in progress.
-      this.reader = reader
-      await reader.connect()
+  private async readerClient(closes: number): Promise<RedisReader> {
+    if (this.reader) return this.reader
+    const reader = this.connection.newReader((error) => this.logger?.debug({err: error}, 'redis dispatch connection error'))
+    this.reader = reader
+    await reader.connect()
+    // Destroying a client mid-connect does not stop the connection: one that close() dropped meanwhile is ended here.
+    if (closes !== this.closes) {
+      reader.destroy()
+      throw new Error('the dispatch queue was closed')
     }
-    return this.reader
+    return reader
   }
 
   private dropReader(): void {
