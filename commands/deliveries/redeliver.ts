@@ -1,7 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
 import {parseSince} from '../../src/shared/duration.js'
-import {ValidationError} from '../../src/shared/errors.js'
 import {BaseCommand, confirmFlags} from '../_shared/base-command.js'
 
 export default class DeliveriesRedeliver extends BaseCommand {
@@ -22,12 +21,11 @@ export default class DeliveriesRedeliver extends BaseCommand {
   async run(): Promise<{redelivered: string[]}> {
     const {argv, flags} = await this.parse(DeliveriesRedeliver)
     const ids = argv as string[]
-    // A usage error (exit 2), checked here: oclif's dependsOn would print the usage line as `[--since <value> ]`.
+    // Usage errors (exit 2), checked here: oclif's dependsOn would print the usage line as `[--since <value> ]`.
     if (flags.since !== undefined && !flags.failed) this.error('--since only applies with --webhook WH_ID --failed', {exit: 2})
-    if (flags.webhook === undefined && ids.length === 0) {
-      throw new ValidationError('give delivery ids, or --webhook WH_ID --failed', 'deliveryIds', 'see `leads deliveries redeliver --help`')
-    }
-    if (flags.webhook !== undefined && ids.length > 0) throw new ValidationError('give delivery ids or --webhook, not both', 'webhook')
+    if (flags.webhook === undefined && ids.length === 0)
+      this.error('give delivery ids, or --webhook WH_ID --failed (see `leads deliveries redeliver --help`)', {exit: 2})
+    if (flags.webhook !== undefined && ids.length > 0) this.error('give delivery ids or --webhook WH_ID --failed, not both', {exit: 2})
     const since = flags.since === undefined ? undefined : parseSince(flags.since, 'since', Date.now())
     // Named ids are the operator's own choice; a whole webhook's failures may be thousands of events.
     if (flags.webhook !== undefined) {

@@ -351,9 +351,13 @@ describe('webhook and delivery commands', function () {
     const unknown = await runCli(['webhooks', 'inspect', 'wh_nope'], env())
     expect(unknown.code).to.equal(1)
     expect(unknown.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
+    // Usage errors, as oclif's own: exit 2 (the contract), one line naming what to give.
     const nothing = await runCli(['deliveries', 'redeliver'], env())
-    expect(nothing.code).to.equal(1)
-    expect(nothing.stderr).to.match(/^Error: give delivery ids, or --webhook WH_ID --failed/)
+    expect(nothing.code).to.equal(2)
+    expect(nothing.stderr).to.include('Error: give delivery ids, or --webhook WH_ID --failed')
+    const both = await runCli(['deliveries', 'redeliver', 'd_1', '--webhook', webhookId, '--failed', '--yes'], env())
+    expect(both.code).to.equal(2)
+    expect(both.stderr).to.include('Error: give delivery ids or --webhook WH_ID --failed, not both')
   })
 
   it('refuses a --customer that is not a customer, as keys list does, rather than showing none', async function () {
