@@ -277,6 +277,42 @@ describe('webhook delivery', function () {
       expect(listed.body.webhooks[0].is_active).to.equal(false)
     })
 
+    for (const how of ['the customer (PATCH is_active: true)', 'the operator (leads webhooks enable)']) {
+      it(`counts the 5 days again from when ${how} enables a webhook it disabled`, async function () {
+        receiver.fallback = {status: 500}
+        await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 0})
+        const failingSince = Date.now() - 5 * 86_400_000 - 1000
+        await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({failing_since: failingSince, consecutive_failures: 40})
+        const straw = await postJson(daemon, tenant, CREATE, {contact_name: 'Last straw'})
+        await finished((await deliveryIdsOf(straw.body.lead.id))[0]!)
+        await until(async () => !(await daemon.services.webhooks.getById(webhookId)).isActive, 'the webhook to be disabled')
+        if (how.startsWith('the customer')) {
+          const enabled = await daemon.request(`/api/agents/crm/lead-webhooks/${webhookId}`, {
+            method: 'PATCH',
+            token: tenant.token,
+            customerId: tenant.customer.id,
+            headers: {'content-type': 'application/json'},
+            body: JSON.stringify({is_active: true}),
+          })
+          expect(enabled.status).to.equal(200)
+          expect(enabled.body.webhook.is_active).to.equal(true)
+        } else {
+          await daemon.services.webhooks.setActive(webhookId, true)
+        }
+        // One delivery that fails right after the receiver came back is not five days of failures.
+        const enabledAt = Date.now()
+        const blip = await postJson(daemon, tenant, CREATE, {contact_name: 'One blip'})
+        const [blipId] = await deliveryIdsOf(blip.body.lead.id)
+        expect((await finished(blipId!)).status).to.equal('failed')
+        const webhook = await until(async () => {
+          const found = await daemon.services.webhooks.getById(webhookId)
+          return (found.lastFailureAt ?? 0) >= enabledAt && found
+        }, 'the failure to be counted')
+        expect(webhook).to.include({isActive: true, disabledReason: null, consecutiveFailures: 1})
+        expect(webhook.failingSince).to.be.above(failingSince + 5 * 86_400_000)
+      })
+    }
+
     it('never lets two workers deliver the same attempt', async function () {
       receiver.reply({status: 200, delayMs: 200})
       const second = daemon.services.createWorker({workerId: 'second-worker', ...WORKER})
