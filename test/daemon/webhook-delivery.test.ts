@@ -1,3 +1,5 @@
+import {Ajv} from 'ajv'
+import addFormatsModule from 'ajv-formats'
 import {expect} from 'chai'
 import nock from 'nock'
 
@@ -7,11 +9,13 @@ import {postJson} from '../helpers/api.js'
 import {backends, flushRedisOf, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
+import {type Json, resolveRefs} from '../helpers/openapi.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
 
 const CREATE = '/api/agents/crm/leads'
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 const WORKER = {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}
 
 async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 10_000): Promise<T> {
@@ -108,6 +112,35 @@ describe('webhook delivery', function () {
       const names = receiver.requests[0]!.headerNames
       expect(names).to.include.members(['X-Service-Signature', 'X-Service-Timestamp', 'X-Service-Delivery'])
       expect(names.filter((name) => name.toLowerCase().startsWith('x-service-'))).to.have.length(3)
+    })
+
+    it('sends what the OpenAPI document states under webhooks: its body schema and its headers', async function () {
+      await daemon.services.webhooks.update(tenant.customer.id, webhookId, {rotate_secret: true})
+      await postJson(daemon, tenant, CREATE, {contact_name: 'Documented', contact_phone: '+1 555 010 9999', custom_fields: {lead_line: 'seller'}})
+      await postJson(daemon, tenant, CREATE, {contact_email: 'plain@example.org'})
+      await receiver.waitFor(2)
+      const document = (await daemon.request('/openapi.json')).body as Json
+      const event = document['webhooks']?.['lead.created']?.post
+      expect(event, 'webhooks["lead.created"].post').to.be.an('object')
+      const validate = addFormats(new Ajv({strict: false, allErrors: true})).compile(
+        resolveRefs(event.requestBody.content['application/json'].schema, document) as Json,
+      )
+      const parameters = event.parameters as Array<{name: string; in: string; required: boolean; schema: {pattern?: string}}>
+      for (const request of receiver.requests) {
+        expect(validate(JSON.parse(request.rawBody.toString('utf8'))), JSON.stringify(validate.errors)).to.equal(true)
+        const sent = request.headerNames.filter((name) => name.toLowerCase().startsWith('x-service-'))
+        expect(sent).to.have.members(parameters.map((parameter) => parameter.name))
+        for (const parameter of parameters) {
+          expect(parameter.in).to.equal('header')
+          const value = request.headers[parameter.name.toLowerCase()] as string
+          if (parameter.schema.pattern) expect(value).to.match(new RegExp(parameter.schema.pattern))
+        }
+      }
+      expect(parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name)).to.have.members([
+        'X-Service-Signature',
+        'X-Service-Timestamp',
+        'X-Service-Delivery',
+      ])
     })
 
     it('emits nothing for a merge or for bulk rows', async function () {
