@@ -1,10 +1,13 @@
 import {Ajv} from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import {randomBytes} from 'node:crypto'
+
 import {expect} from 'chai'
 import nock from 'nock'
 
 import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
 import type {DeliveryWorker} from '../../src/deliveries/delivery-worker.js'
+import {mintWebhookSecret, SecretBox} from '../../src/webhooks/secret-box.js'
 import {postJson} from '../helpers/api.js'
 import {backends, flushRedisOf, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
@@ -141,6 +144,25 @@ describe('webhook delivery', function () {
         'X-Service-Timestamp',
         'X-Service-Delivery',
       ])
+    })
+
+    it("fails alone the delivery of a webhook whose secret no longer opens (sealed under a lost master key), and sends the other webhooks' as usual", async function () {
+      const lost = await daemon.services.webhooks.create(tenant.customer.id, {url: `${receiver.url}?sealed=lost`, event_types: ['lead.created']})
+      await daemon
+        .db('webhooks')
+        .where({customer_id: tenant.customer.id, id: lost.webhook.id})
+        .update({secret_ciphertext: new SecretBox(randomBytes(32)).seal(mintWebhookSecret())})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Two receivers'})
+      const deliveries = await Promise.all((await deliveryIdsOf(created.body.lead.id)).map((id) => finished(id)))
+      const byWebhook = new Map(deliveries.map((done) => [done.webhookId, done]))
+      expect(byWebhook.get(webhookId)).to.include({status: 'succeeded'})
+      const failed = byWebhook.get(lost.webhook.id)!
+      expect(failed.status).to.equal('failed')
+      expect(failed.lastError).to.equal(
+        `the signing secret does not open with this LEADS_MASTER_KEY (it was sealed under another key): rotate it (leads webhooks rotate-secret ${lost.webhook.id}), then redeliver`,
+      )
+      expect(failed.attempts).to.deep.equal([])
+      expect(receiver.requests.map((request) => request.headers['x-service-delivery'])).to.deep.equal([byWebhook.get(webhookId)!.id])
     })
 
     it('emits nothing for a merge or for bulk rows', async function () {
