@@ -29,7 +29,11 @@ export default class WebhooksCreate extends BaseCommand {
       ...(flags['timeout-seconds'] === undefined ? {} : {timeout_seconds: flags['timeout-seconds']}),
       ...(flags['retry-attempts'] === undefined ? {} : {retry_attempts: flags['retry-attempts']}),
     }
-    const created = await this.withServices(['webhooks'], (services) => services.webhooks.create(flags.customer, body))
+    const created = await this.withServices(['webhooks', 'customers'], async (services) => {
+      // Named as every --customer is: the database's refusal would be an unexpected failure quoting its constraint.
+      await services.customers.get(flags.customer)
+      return services.webhooks.create(flags.customer, body)
+    })
     const output = {webhook: webhookReport(created.webhook), secret: created.secret as string}
     if (!this.jsonEnabled()) {
       await renderSecretOnce(

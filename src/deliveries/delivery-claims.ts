@@ -63,7 +63,12 @@ export class DeliveryClaims {
       if (!loaded) await this.settle([delivery.id], 'cancelled', 'webhook deleted')
       else if (!loaded.webhook.isActive) await this.settle([delivery.id], 'cancelled', 'webhook disabled')
       else if (!event) await this.settle([delivery.id], 'failed', 'event not found')
-      else ready.push({...opened(loaded), delivery, event, priorAttempts})
+      else {
+        const sending = openedOrNull(opened, loaded)
+        // Alone: a secret that does not open must not fail the claim of every other webhook's deliveries with it.
+        if (sending) ready.push({...sending, delivery, event, priorAttempts})
+        else await this.settle([delivery.id], 'failed', unopenedSecret(loaded.webhook.id))
+      }
     }
     return ready
   }
@@ -114,4 +119,17 @@ export class DeliveryClaims {
       return {webhook: loaded.webhook, secrets}
     }
   }
+}
+
+function openedOrNull(open: (loaded: WebhookWithSecrets) => SendingWebhook, loaded: WebhookWithSecrets): SendingWebhook | null {
+  try {
+    return open(loaded)
+  } catch {
+    return null
+  }
+}
+
+/** Why a delivery failed whose webhook's secret was sealed under another master key (one lost, then replaced). */
+function unopenedSecret(webhookId: string): string {
+  return `the signing secret does not open with this LEADS_MASTER_KEY (it was sealed under another key): rotate it (leads webhooks rotate-secret ${webhookId}), then redeliver`
 }

@@ -1,3 +1,4 @@
+import {LEAD_CREATED_EVENT_SCHEMA} from '../events/lead-created.js'
 import {RECOVER_REQUEST_SCHEMA, RECOVER_RESPONSE_SCHEMA} from '../deliveries/recover.js'
 import {BULK_REQUEST_SCHEMA} from '../leads/bulk-writer.js'
 import {LEAD_INPUT_SCHEMA} from '../leads/lead-input.js'
@@ -55,6 +56,7 @@ export function components(): Json {
       Webhook: WEBHOOK_SCHEMA,
       SigningSecret: SIGNING_SECRET_SCHEMA,
       RecoverResponse: RECOVER_RESPONSE_SCHEMA,
+      LeadCreatedEvent: LEAD_CREATED_EVENT_SCHEMA,
       Error: ERROR_ENVELOPE_SCHEMA,
       Readiness: {
         type: 'object',

@@ -33,6 +33,7 @@ export function openApiDocument(): Json {
       {name: 'health', description: 'Probes for orchestrators; no credentials.'},
     ],
     paths: {...leadPaths(listParameters), ...webhookPaths(), ...healthPaths()},
+    webhooks: webhookEvents(),
     components: components(),
   }
 }
@@ -164,6 +165,61 @@ function webhookPaths(): Json {
         },
         'Queues again every failed delivery of the webhook created at or after `since` (at most 7 days back): a delivery that used up its `retry_attempts + 1` attempts starts over with a fresh schedule, keeping its `X-Service-Delivery` id, each attempt signed afresh.',
       ),
+    },
+  }
+}
+
+const signature = (description: string, required: boolean) => ({
+  name: required ? 'X-Service-Signature' : 'X-Service-Signature-Previous',
+  in: 'header',
+  required,
+  description,
+  schema: {type: 'string', pattern: '^sha256=[0-9a-f]{64}$'},
+})
+
+/**
+ * What the service sends to a registered URL (OpenAPI 3.1 `webhooks`): the lead.created request,
+ * its signature headers and what the answer means, so a receiver can be written, or generated,
+ * from this document alone.
+ */
+function webhookEvents(): Json {
+  return {
+    'lead.created': {
+      post: {
+        operationId: 'leadCreated',
+        tags: ['webhooks'],
+        summary: 'A new lead (sent to every active webhook registered for lead.created)',
+        description:
+          'Sent for a genuine insert through `POST /api/agents/crm/leads`; never for a merge into an existing lead or for bulk rows. Verify it before parsing: HMAC-SHA256 keyed with the whole secret `svc_whsec_<hex>` (UTF-8) over `<X-Service-Timestamp>.<raw body>`, written `sha256=<lower-case hex>` and compared in constant time with X-Service-Signature (or X-Service-Signature-Previous); reject a timestamp more than about 5 minutes from your clock. Delivery is at least once: de-duplicate by X-Service-Delivery.',
+        security: [],
+        parameters: [
+          signature("HMAC-SHA256 over `<X-Service-Timestamp>.<raw body>`, keyed with the webhook's current secret.", true),
+          signature('For 24 h after the secret was rotated only: the same, keyed with the secret the rotation replaced.', false),
+          {
+            name: 'X-Service-Timestamp',
+            in: 'header',
+            required: true,
+            description: 'Unix seconds when this attempt was signed; part of the signed material. Every attempt has its own.',
+            schema: {type: 'string', pattern: '^[0-9]+$'},
+          },
+          {
+            name: 'X-Service-Delivery',
+            in: 'header',
+            required: true,
+            description: 'The delivery id: the same across its retries and redeliveries. De-duplicate by it.',
+            schema: {type: 'string', format: 'uuid'},
+          },
+        ],
+        requestBody: {required: true, content: json(ref('LeadCreatedEvent'))},
+        responses: {
+          '2XX': {description: "Acknowledged: the delivery is done. Answer within the webhook's `timeout_seconds`, or the attempt counts as failed."},
+          '3XX': {description: 'Not followed, and not retried: the delivery fails.'},
+          default: {
+            description:
+              'Any other answer (4xx, 5xx), a timeout or a failed connection is retried: `retry_attempts + 1` attempts in all, backoff 1 s doubling with jitter, at most 30 s apart.',
+          },
+        },
+      },
     },
   }
 }

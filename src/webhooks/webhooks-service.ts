@@ -17,6 +17,13 @@ import type {WebhookChanges, WebhooksStore} from './webhooks-store.js'
 const validateCreate = compileOnFirstUse(bodyAjv, CREATE_WEBHOOK_SCHEMA)
 const validateUpdate = compileOnFirstUse(bodyAjv, UPDATE_WEBHOOK_SCHEMA)
 
+/**
+ * What enabling a disabled webhook does to its health: the five days of failures that disable a
+ * webhook count from when it was enabled again, or its first failed delivery after a fix would
+ * disable it again at once, as if every delivery had failed for five more days.
+ */
+const RESTARTED_STREAK = {consecutiveFailures: 0, failingSince: null} as const
+
 /** A webhook and, at creation or rotation only, its signing secret. */
 export interface WebhookWithSecret {
   webhook: Webhook
@@ -116,6 +123,7 @@ export class WebhooksService {
         changes.disabledReason = changes.isActive ? null : 'disabled through the API'
         changes.disabledBy = changes.isActive ? null : 'customer'
       }
+      if (changes.isActive && !current.isActive) Object.assign(changes, RESTARTED_STREAK)
     }
     const secret = input['rotate_secret'] === true ? mintWebhookSecret() : undefined
     if (secret !== undefined) changes.newSecretCiphertext = this.secrets.seal(secret)
@@ -166,13 +174,14 @@ export class WebhooksService {
     return this.update(webhook.customerId, id, {rotate_secret: true})
   }
 
-  /** Operator: turn a webhook on or off; turning it on clears the failure streak's reason. */
+  /** Operator: turn a webhook on or off; turning a disabled one on starts its failure streak afresh. */
   async setActive(id: string, isActive: boolean): Promise<Webhook> {
     const webhook = await this.getById(id)
     await this.store.update(webhook.customerId, id, {
       isActive,
       disabledReason: isActive ? null : 'disabled by an operator',
       disabledBy: isActive ? null : 'operator',
+      ...(isActive && !webhook.isActive ? RESTARTED_STREAK : {}),
       updatedAt: this.clock.now(),
     })
     return this.getById(id)

@@ -8,7 +8,20 @@ import type {Breaker, EventType, Webhook} from './webhook-types.js'
 import {fromRow, type Row, toMs, toRow} from './webhook-rows.js'
 
 export type WebhookChanges = Partial<
-  Pick<Webhook, 'url' | 'eventTypes' | 'isActive' | 'timeoutSeconds' | 'retryAttempts' | 'description' | 'disabledReason' | 'disabledBy' | 'maxInFlight'>
+  Pick<
+    Webhook,
+    | 'url'
+    | 'eventTypes'
+    | 'isActive'
+    | 'timeoutSeconds'
+    | 'retryAttempts'
+    | 'description'
+    | 'disabledReason'
+    | 'disabledBy'
+    | 'maxInFlight'
+    | 'consecutiveFailures'
+    | 'failingSince'
+  >
 > & {
   /** A rotation: the new sealed secret. The one it replaces becomes the previous secret, rotated at `updatedAt`. */
   newSecretCiphertext?: string
@@ -128,6 +141,8 @@ export class WebhooksStore {
     if (changes.disabledReason !== undefined) row['disabled_reason'] = changes.disabledReason
     if (changes.disabledBy !== undefined) row['disabled_by'] = changes.disabledBy
     if (changes.maxInFlight !== undefined) row['max_in_flight'] = changes.maxInFlight
+    if (changes.consecutiveFailures !== undefined) row['consecutive_failures'] = changes.consecutiveFailures
+    if (changes.failingSince !== undefined) row['failing_since'] = changes.failingSince
     if (changes.newSecretCiphertext !== undefined) {
       // In the row's own statement, so concurrent rotations each retire the secret they replace.
       // MySQL assigns left to right, each assignment seeing the ones before it: the previous

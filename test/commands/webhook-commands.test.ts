@@ -7,7 +7,7 @@ import {createLogger} from '../../src/log/logger.js'
 import {createServices} from '../../src/services.js'
 import {SECRET_OVERLAP_MS} from '../../src/webhooks/signing-secrets.js'
 import {postJson} from '../helpers/api.js'
-import {backends} from '../helpers/backends.js'
+import {backends, forEachBackend} from '../helpers/backends.js'
 import {CLI, runCli, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {waitUntil} from '../helpers/local-servers.js'
@@ -421,5 +421,30 @@ describe('webhook and delivery commands', function () {
     expect(plain.stdout).to.equal(
       `Queued 0 failed deliveries of ${webhook.id} created since ${since} again; a running daemon sends them within a few seconds.\n`,
     )
+  })
+})
+
+describe('webhooks create for a customer that does not exist', function () {
+  forEachBackend((backend) => {
+    let daemon: TestDaemon
+    const env = () => ({...backend.env, LEADS_MASTER_KEY: 'ab'.repeat(32), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+
+    before(async function () {
+      daemon = await startTestDaemon(backend, {}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+    })
+    after(async function () {
+      await daemon.stop()
+    })
+
+    it('says the customer does not exist, as every other --customer does, not the database constraint that refused it', async function () {
+      const missing = '00000000-0000-4000-8000-000000000000'
+      const text = await runCli(['webhooks', 'create', '--customer', missing, '--url', 'https://localhost:8443/hooks'], env())
+      expect(text.code).to.equal(1)
+      expect(text.stdout).to.equal('')
+      expect(text.stderr).to.equal(`Error: customer ${missing} does not exist (hint: run \`leads customers list\`)\n`)
+      const json = await runCli(['webhooks', 'create', '--customer', missing, '--url', 'https://localhost:8443/hooks', '--json'], env())
+      expect(json.code).to.equal(1)
+      expect(JSON.parse(json.stderr).error).to.include({type: 'not_found_error', code: 404})
+    })
   })
 })

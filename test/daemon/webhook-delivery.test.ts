@@ -1,17 +1,24 @@
+import {Ajv} from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import {randomBytes} from 'node:crypto'
+
 import {expect} from 'chai'
 import nock from 'nock'
 
 import {LEASE_MS} from '../../src/deliveries/delivery-claims.js'
 import type {DeliveryWorker} from '../../src/deliveries/delivery-worker.js'
+import {mintWebhookSecret, SecretBox} from '../../src/webhooks/secret-box.js'
 import {postJson} from '../helpers/api.js'
 import {backends, flushRedisOf, forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {ManualClock} from '../helpers/manual-clock.js'
+import {type Json, resolveRefs} from '../helpers/openapi.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
 
 const CREATE = '/api/agents/crm/leads'
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 const WORKER = {baseDelayMs: 5, maxDelayMs: 20, sweepIntervalMs: 100, redispatchAfterMs: 200}
 
 async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 10_000): Promise<T> {
@@ -108,6 +115,54 @@ describe('webhook delivery', function () {
       const names = receiver.requests[0]!.headerNames
       expect(names).to.include.members(['X-Service-Signature', 'X-Service-Timestamp', 'X-Service-Delivery'])
       expect(names.filter((name) => name.toLowerCase().startsWith('x-service-'))).to.have.length(3)
+    })
+
+    it('sends what the OpenAPI document states under webhooks: its body schema and its headers', async function () {
+      await daemon.services.webhooks.update(tenant.customer.id, webhookId, {rotate_secret: true})
+      await postJson(daemon, tenant, CREATE, {contact_name: 'Documented', contact_phone: '+1 555 010 9999', custom_fields: {lead_line: 'seller'}})
+      await postJson(daemon, tenant, CREATE, {contact_email: 'plain@example.org'})
+      await receiver.waitFor(2)
+      const document = (await daemon.request('/openapi.json')).body as Json
+      const event = document['webhooks']?.['lead.created']?.post
+      expect(event, 'webhooks["lead.created"].post').to.be.an('object')
+      const validate = addFormats(new Ajv({strict: false, allErrors: true})).compile(
+        resolveRefs(event.requestBody.content['application/json'].schema, document) as Json,
+      )
+      const parameters = event.parameters as Array<{name: string; in: string; required: boolean; schema: {pattern?: string}}>
+      for (const request of receiver.requests) {
+        expect(validate(JSON.parse(request.rawBody.toString('utf8'))), JSON.stringify(validate.errors)).to.equal(true)
+        const sent = request.headerNames.filter((name) => name.toLowerCase().startsWith('x-service-'))
+        expect(sent).to.have.members(parameters.map((parameter) => parameter.name))
+        for (const parameter of parameters) {
+          expect(parameter.in).to.equal('header')
+          const value = request.headers[parameter.name.toLowerCase()] as string
+          if (parameter.schema.pattern) expect(value).to.match(new RegExp(parameter.schema.pattern))
+        }
+      }
+      expect(parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name)).to.have.members([
+        'X-Service-Signature',
+        'X-Service-Timestamp',
+        'X-Service-Delivery',
+      ])
+    })
+
+    it("fails alone the delivery of a webhook whose secret no longer opens (sealed under a lost master key), and sends the other webhooks' as usual", async function () {
+      const lost = await daemon.services.webhooks.create(tenant.customer.id, {url: `${receiver.url}?sealed=lost`, event_types: ['lead.created']})
+      await daemon
+        .db('webhooks')
+        .where({customer_id: tenant.customer.id, id: lost.webhook.id})
+        .update({secret_ciphertext: new SecretBox(randomBytes(32)).seal(mintWebhookSecret())})
+      const created = await postJson(daemon, tenant, CREATE, {contact_name: 'Two receivers'})
+      const deliveries = await Promise.all((await deliveryIdsOf(created.body.lead.id)).map((id) => finished(id)))
+      const byWebhook = new Map(deliveries.map((done) => [done.webhookId, done]))
+      expect(byWebhook.get(webhookId)).to.include({status: 'succeeded'})
+      const failed = byWebhook.get(lost.webhook.id)!
+      expect(failed.status).to.equal('failed')
+      expect(failed.lastError).to.equal(
+        `the signing secret does not open with this LEADS_MASTER_KEY (it was sealed under another key): rotate it (leads webhooks rotate-secret ${lost.webhook.id}), then redeliver`,
+      )
+      expect(failed.attempts).to.deep.equal([])
+      expect(receiver.requests.map((request) => request.headers['x-service-delivery'])).to.deep.equal([byWebhook.get(webhookId)!.id])
     })
 
     it('emits nothing for a merge or for bulk rows', async function () {
@@ -276,6 +331,42 @@ describe('webhook delivery', function () {
       const listed = await daemon.request('/api/agents/crm/lead-webhooks', {token: tenant.token, customerId: tenant.customer.id})
       expect(listed.body.webhooks[0].is_active).to.equal(false)
     })
+
+    for (const how of ['the customer (PATCH is_active: true)', 'the operator (leads webhooks enable)']) {
+      it(`counts the 5 days again from when ${how} enables a webhook it disabled`, async function () {
+        receiver.fallback = {status: 500}
+        await daemon.services.webhooks.update(tenant.customer.id, webhookId, {retry_attempts: 0})
+        const failingSince = Date.now() - 5 * 86_400_000 - 1000
+        await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({failing_since: failingSince, consecutive_failures: 40})
+        const straw = await postJson(daemon, tenant, CREATE, {contact_name: 'Last straw'})
+        await finished((await deliveryIdsOf(straw.body.lead.id))[0]!)
+        await until(async () => !(await daemon.services.webhooks.getById(webhookId)).isActive, 'the webhook to be disabled')
+        if (how.startsWith('the customer')) {
+          const enabled = await daemon.request(`/api/agents/crm/lead-webhooks/${webhookId}`, {
+            method: 'PATCH',
+            token: tenant.token,
+            customerId: tenant.customer.id,
+            headers: {'content-type': 'application/json'},
+            body: JSON.stringify({is_active: true}),
+          })
+          expect(enabled.status).to.equal(200)
+          expect(enabled.body.webhook.is_active).to.equal(true)
+        } else {
+          await daemon.services.webhooks.setActive(webhookId, true)
+        }
+        // One delivery that fails right after the receiver came back is not five days of failures.
+        const enabledAt = Date.now()
+        const blip = await postJson(daemon, tenant, CREATE, {contact_name: 'One blip'})
+        const [blipId] = await deliveryIdsOf(blip.body.lead.id)
+        expect((await finished(blipId!)).status).to.equal('failed')
+        const webhook = await until(async () => {
+          const found = await daemon.services.webhooks.getById(webhookId)
+          return (found.lastFailureAt ?? 0) >= enabledAt && found
+        }, 'the failure to be counted')
+        expect(webhook).to.include({isActive: true, disabledReason: null, consecutiveFailures: 1})
+        expect(webhook.failingSince).to.be.above(failingSince + 5 * 86_400_000)
+      })
+    }
 
     it('never lets two workers deliver the same attempt', async function () {
       receiver.reply({status: 200, delayMs: 200})
