@@ -102,8 +102,9 @@ export class RequestLimiter {
 
     const minute = decide(await this.counters.minute.consume(keyId), limits.perMinute)
     if (!minute.allowed) {
-      // Read, not counted: a request the minute refuses never spends the hour.
-      const spent = await this.counters.hour.get(keyId)
+      // Read, not counted: a request the minute refuses never spends the hour. Unreadable, the
+      // minute's refusal stands as it is.
+      const spent = await this.counters.hour.get(keyId).catch(() => null)
       const hour = spent ? decide(spent, limits.perHour) : null
       return hour && hour.remaining === 0 && hour.resetSeconds > minute.resetSeconds ? {...hour, allowed: false} : minute
     }
