@@ -107,20 +107,17 @@ export class WorkerDispatcher {
   private pickFairly(free: number, now: number): ReturnType<WorkerHoldings['lanes']['pick']> {
     const {holdings} = this.parts
     const reserve = Math.floor(this.concurrency / RESERVE_FRACTION)
-    const customerOnTheWire = new Map<string, number>()
-    for (const entry of holdings.webhooks.values()) {
-      const customerId = entry.webhook.customerId
-      customerOnTheWire.set(customerId, (customerOnTheWire.get(customerId) ?? 0) + entry.onTheWire)
-    }
+    /** Slots promised to each customer in this pick. */
+    const promisedTo = new Map<string, number>()
     let promised = 0
     return holdings.lanes.pick(free, (webhookId) => {
       const room = this.allowance(webhookId, now)
       const customerId = holdings.webhooks.get(webhookId)?.webhook.customerId
       if (room <= 0 || customerId === undefined) return room
-      const onTheWire = customerOnTheWire.get(customerId) ?? 0
+      const held = (holdings.customersOnTheWire.get(customerId) ?? 0) + (promisedTo.get(customerId) ?? 0)
       const spare = free - promised
-      const granted = Math.max(0, Math.min(room, spare, Math.max(CUSTOMER_SHARE - onTheWire, spare - reserve)))
-      customerOnTheWire.set(customerId, onTheWire + granted)
+      const granted = Math.max(0, Math.min(room, spare, Math.max(CUSTOMER_SHARE - held, spare - reserve)))
+      promisedTo.set(customerId, (promisedTo.get(customerId) ?? 0) + granted)
       promised += granted
       return granted
     })
