@@ -1,6 +1,7 @@
 import type {Next} from 'koa'
 
 import type {KeyAuthenticator} from '../../src/keys/key-authenticator.js'
+import type {ApiKey} from '../../src/keys/key-types.js'
 import type {Metrics} from '../../src/metrics/metrics.js'
 import type {RateDecision, RequestLimiter} from '../../src/ratelimit/request-limiter.js'
 import type {AppContext} from '../context.js'
@@ -20,11 +21,46 @@ import {applyDecision, setRateLimitHeaders} from './rate-limit.js'
  * - An internal key is exempt from the budget too. Over budget, a token is looked up only when
  *   it is one of an internal key's (told from the hashes KeyAuthenticator keeps), so guesses from
  *   a throttled address still cost no query.
+ * - A request whose token is being looked up for another request waits for that lookup and is
+ *   then answered as if the token were cached: a valid key's burst, sent before the daemon knows
+ *   the key, costs one charge and one lookup, not one per request (each would otherwise count
+ *   against the address until its lookup ends, and a burst over the budget would lock out the
+ *   address, every customer behind it included). The same guess sent many times at once is
+ *   still counted once per request, after the one lookup.
  */
 export function identifyCaller(authenticator: KeyAuthenticator, limiter: RequestLimiter, metrics: Metrics) {
+  /** Per token being identified: what its identification found (undefined: it was not looked up, or the lookup failed). */
+  const identifying = new Map<string, Promise<ApiKey | null | undefined>>()
+
   return async function identifyCallerMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const token = BEARER.exec(ctx.get('authorization'))?.[1]
-    const known = token === undefined ? null : authenticator.cachedKey(token)
+    let known = token === undefined ? null : authenticator.cachedKey(token)
+    if (known === undefined) known = await identifying.get(token as string)
+    if (known === undefined && token !== undefined) {
+      // Registered before the first await, so every request of a burst that arrives meanwhile finds it.
+      let found: (key: ApiKey | null | undefined) => void = () => undefined
+      const identification = new Promise<ApiKey | null | undefined>((resolve) => (found = resolve))
+      identifying.set(token, identification)
+      let identified: {key: ApiKey | null; charged: RateDecision}
+      try {
+        identified = await identify(ctx, token, found)
+      } finally {
+        // Forgotten once the lookup ends, not when the request does: from then on the token's cache
+        // entry answers, and expires (a revocation must reach a long request's followers too).
+        found(undefined)
+        if (identifying.get(token) === identification) identifying.delete(token)
+      }
+      const {key, charged} = identified
+      if (key && (charged.allowed || key.internal)) {
+        // A refund lost to a Redis fault costs the address one request of its budget, never this request.
+        await limiter.refundAnonymous(ctx.ip).catch(() => undefined)
+        ctx.state.key = key
+        return next()
+      }
+      // Without a valid key the request stays counted against the address: these are its headers.
+      applyDecision(ctx, charged, metrics, 'anonymous')
+      return next()
+    }
     if (known) {
       if (!known.internal) {
         const refusal = await limiter.anonymousRefusal(ctx.ip)
@@ -34,21 +70,22 @@ export function identifyCaller(authenticator: KeyAuthenticator, limiter: Request
       return next()
     }
 
-    const decision = await limiter.consumeAnonymous(ctx.ip)
-    if (token !== undefined && known === undefined) {
-      const key = await refundingOnFailure(limiter, ctx, decision, async () =>
-        decision.allowed || (await authenticator.isInternalToken(token)) ? authenticator.authenticate(token) : null,
-      )
-      if (key && (decision.allowed || key.internal)) {
-        // A refund lost to a Redis fault costs the address one request of its budget, never this request.
-        await limiter.refundAnonymous(ctx.ip).catch(() => undefined)
-        ctx.state.key = key
-        return next()
-      }
-    }
-    // Without a valid key the request stays counted against the address: these are its headers.
-    applyDecision(ctx, decision, metrics, 'anonymous')
+    // Without a valid key (none, or one known to be no key's) the request counts against the address.
+    applyDecision(ctx, await limiter.consumeAnonymous(ctx.ip), metrics, 'anonymous')
     return next()
+  }
+
+  /**
+   * Charges the address for a request whose token only a lookup can tell, then looks the token up
+   * unless the address is over its budget (where only an internal key's token is); `found` hands
+   * what the lookup found to the requests waiting for it.
+   */
+  async function identify(ctx: AppContext, token: string, found: (key: ApiKey | null) => void): Promise<{key: ApiKey | null; charged: RateDecision}> {
+    const charged = await limiter.consumeAnonymous(ctx.ip)
+    if (!charged.allowed && !(await authenticator.isInternalToken(token))) return {key: null, charged}
+    const key = await refundingOnFailure(limiter, ctx, charged, () => authenticator.authenticate(token))
+    found(key)
+    return {key, charged}
   }
 }
 

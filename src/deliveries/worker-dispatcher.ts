@@ -9,6 +9,15 @@ import type {WorkerHoldings} from './worker-holdings.js'
 const COALESCE_MS = 2
 /** The longest the dispatcher sleeps without being woken. */
 const IDLE_WAKE_MS = 1000
+/**
+ * The worker's slots kept back from a customer that already has CUSTOMER_SHARE attempts on the
+ * wire: a quarter. A customer whose receivers hang (20 webhooks at 8 in flight each would be 160)
+ * can then never take every slot and hold them for a timeout of up to 60 s; another customer's
+ * deliveries always find a slot.
+ */
+const RESERVE_FRACTION = 4
+/** Attempts on the wire a customer may always have, reserve or not: one webhook's default cap. */
+const CUSTOMER_SHARE = DEFAULT_MAX_IN_FLIGHT
 
 interface DispatcherParts {
   holdings: WorkerHoldings
@@ -20,7 +29,8 @@ interface DispatcherParts {
 
 /**
  * A worker's dispatcher: sends from the lanes while slots are free, round-robin across webhooks,
- * within the worker's slots (`concurrency`), each webhook's in-flight cap and its circuit breaker.
+ * within the worker's slots (`concurrency`), each webhook's in-flight cap and its circuit breaker,
+ * and each customer's share of the slots (see RESERVE_FRACTION).
  */
 export class WorkerDispatcher {
   private dispatching = false
@@ -79,13 +89,38 @@ export class WorkerDispatcher {
       const now = clock.now()
       holdings.lanes.releaseDue(now)
       const free = this.concurrency - holdings.onTheWire
-      const picked = free > 0 ? holdings.lanes.pick(free, (webhookId) => this.allowance(webhookId, now)) : []
+      const picked = free > 0 ? this.pickFairly(free, now) : []
       if (picked.length === 0 && !this.hasSlotsToRelease(now)) {
         await this.sleep(now)
         continue
       }
       await slots.exchangeAndSend(picked, now)
     }
+  }
+
+  /**
+   * Picks up to `free` deliveries round-robin across webhooks, each within its allowance and its
+   * customer's: a customer gets up to CUSTOMER_SHARE slots whenever one is free, more only while
+   * more than the reserve is free. Slots are promised to a webhook when it is first asked (the
+   * lanes ask once per pick), so a customer's webhooks together stay within it.
+   */
+  private pickFairly(free: number, now: number): ReturnType<WorkerHoldings['lanes']['pick']> {
+    const {holdings} = this.parts
+    const reserve = Math.floor(this.concurrency / RESERVE_FRACTION)
+    /** Slots promised to each customer in this pick. */
+    const promisedTo = new Map<string, number>()
+    let promised = 0
+    return holdings.lanes.pick(free, (webhookId) => {
+      const room = this.allowance(webhookId, now)
+      const customerId = holdings.webhooks.get(webhookId)?.webhook.customerId
+      if (room <= 0 || customerId === undefined) return room
+      const held = (holdings.customersOnTheWire.get(customerId) ?? 0) + (promisedTo.get(customerId) ?? 0)
+      const spare = free - promised
+      const granted = Math.max(0, Math.min(room, spare, Math.max(CUSTOMER_SHARE - held, spare - reserve)))
+      promisedTo.set(customerId, (promisedTo.get(customerId) ?? 0) + granted)
+      promised += granted
+      return granted
+    })
   }
 
   /** Whether attempts ended whose in-flight slots an exchange can free now. */

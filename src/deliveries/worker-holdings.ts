@@ -38,6 +38,8 @@ export class WorkerHoldings {
   readonly webhooks = new Map<string, WebhookEntry>()
   /** Attempts on the wire, across every webhook. */
   onTheWire = 0
+  /** Attempts on the wire per customer (customers with none are left out). */
+  readonly customersOnTheWire = new Map<string, number>()
   private readonly leaving = new Map<string, Array<() => void>>()
 
   /** `laneLimit`: deliveries of one webhook held at most. */
@@ -64,8 +66,13 @@ export class WorkerHoldings {
 
   /** Counts deliveries of a webhook onto the wire (positive) or off it (negative). */
   sentOut(webhookId: string, change: number): void {
+    const entry = this.webhooks.get(webhookId)!
     this.onTheWire += change
-    this.webhooks.get(webhookId)!.onTheWire += change
+    entry.onTheWire += change
+    const customerId = entry.webhook.customerId
+    const customer = (this.customersOnTheWire.get(customerId) ?? 0) + change
+    if (customer > 0) this.customersOnTheWire.set(customerId, customer)
+    else this.customersOnTheWire.delete(customerId)
   }
 
   /** Resolves once this worker has let the delivery go (see letGo). */

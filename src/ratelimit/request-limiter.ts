@@ -93,20 +93,28 @@ export class RequestLimiter {
   /**
    * Counts a request of an API key. The default bucket has a minute and an hour window; a
    * request refused by the hour window is taken back from the minute window, so a refusal by
-   * one window never spends the other's quota.
+   * one window never spends the other's quota. When both windows are spent, the one that opens
+   * last is reported: a client that waits for the minute alone would be refused again by the hour.
    */
   async consumeKey(keyId: string, bucket: Bucket, limits: Limits): Promise<RateDecision> {
     this.warnIfRedisDown()
     if (bucket === 'bulk') return decide(await this.counters.bulk.consume(keyId), limits.bulkPerMinute)
 
     const minute = decide(await this.counters.minute.consume(keyId), limits.perMinute)
-    if (!minute.allowed) return minute
+    if (!minute.allowed) {
+      // Read, not counted: a request the minute refuses never spends the hour. Unreadable, the
+      // minute's refusal stands as it is.
+      const spent = await this.counters.hour.get(keyId).catch(() => null)
+      const hour = spent ? decide(spent, limits.perHour) : null
+      return hour && hour.remaining === 0 && hour.resetSeconds > minute.resetSeconds ? {...hour, allowed: false} : minute
+    }
     const hour = decide(await this.counters.hour.consume(keyId), limits.perHour)
     if (!hour.allowed) {
       await this.counters.minute.reward(keyId, 1)
       return hour
     }
-    return hour.remaining < minute.remaining ? hour : minute
+    if (hour.remaining !== minute.remaining) return hour.remaining < minute.remaining ? hour : minute
+    return hour.remaining === 0 && hour.resetSeconds > minute.resetSeconds ? hour : minute
   }
 
   /**

@@ -74,6 +74,19 @@ function countLookups(daemon: TestDaemon): {readonly count: number} {
   return counter
 }
 
+/** As countLookups, with each lookup taking `ms` longer: a database slow to answer. */
+function slowLookups(daemon: TestDaemon, ms: number): {readonly count: number} {
+  const counter = {count: 0}
+  const authenticator = daemon.services.keyAuthenticator
+  const authenticate = authenticator.authenticate.bind(authenticator)
+  authenticator.authenticate = async (token: string) => {
+    counter.count++
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    return authenticate(token)
+  }
+  return counter
+}
+
 async function spendBudget(daemon: TestDaemon, customerId: string): Promise<void> {
   for (let i = 0; i < 100; i++) expect((await getAt(daemon.url + LIST, bearer(randomToken(), customerId))).status).to.equal(401)
   expect((await getAt(daemon.url + LIST, bearer(randomToken(), customerId))).status).to.equal(429)
@@ -135,6 +148,27 @@ describe('the keyless budget of a client address', function () {
 
         expect((await getAt(daemon.url + LIST, valid)).status).to.equal(429)
         expect(await getFrom('127.0.0.1', daemon.url + LIST, valid), 'from another address').to.equal(200)
+      })
+
+      it("spends none of it on a valid key's burst, sent before the daemon knows the key", async function () {
+        // A customer whose budget the operator raised sends 150 requests at once with a token the
+        // daemon has not looked up yet, while the database is slow to answer. None of them is a
+        // keyless request.
+        const roomy = await newTenant(daemon.services, undefined, {roomy: true})
+        const lookups = slowLookups(daemon, 300)
+        const statuses = await burst(
+          daemon.url + LIST,
+          Array.from({length: 150}, () => bearer(roomy.token, roomy.customer.id)),
+        )
+        const tally = statuses.reduce<Record<number, number>>((counts, status) => ({...counts, [status]: (counts[status] ?? 0) + 1}), {})
+        expect(tally, 'the burst of a valid key').to.deep.equal({200: 150})
+        expect(lookups.count, 'token lookups during the burst').to.equal(1)
+
+        // Another customer behind the same address, seen there for the first time, is served,
+        // and the address keeps its whole keyless budget for requests without a valid key.
+        expect((await getAt(daemon.url + LIST, bearer(tenant.token, tenant.customer.id))).status).to.equal(200)
+        const guess = await getAt(daemon.url + LIST, bearer(randomToken(), tenant.customer.id))
+        expect(guess).to.deep.equal({status: 401, limit: '100', remaining: '99'})
       })
     })
   })

@@ -164,6 +164,51 @@ describe('delivery scheduling across webhooks', function () {
   })
 })
 
+describe("a worker's slots across customers", function () {
+  this.timeout(120_000)
+
+  forEachBackend((backend: Backend) => {
+    let daemon: TestDaemon
+    let healthy: Receiver
+    let neighbour: Receiver
+    const tenants: TestTenant[] = []
+
+    beforeEach(async function () {
+      healthy = await new Receiver().start()
+      neighbour = await new Receiver().start()
+      neighbour.fallback = {status: 200, until: NEVER}
+      daemon = await startTestDaemon(backend, {worker: {baseDelayMs: 200, maxDelayMs: 400, concurrency: 16}}, ALLOW)
+    })
+    afterEach(async function () {
+      for (const tenant of tenants.splice(0))
+        for (const webhook of await daemon.services.webhooks.list(tenant.customer.id)) await daemon.services.webhooks.delete(tenant.customer.id, webhook.id)
+      await neighbour.stop()
+      await daemon.stop()
+      await healthy.stop()
+    })
+
+    it("keeps a share of them from a customer whose webhooks hang, for another customer's first attempts", async function () {
+      // Three webhooks that never answer, at 8 in flight each, could hold all 16 of the worker's
+      // slots for their 60 s timeout; the worker keeps a quarter of them for other customers.
+      const noisy = await newTenant(daemon.services, undefined, {roomy: true})
+      tenants.push(noisy)
+      for (const path of ['a', 'b', 'c']) {
+        await daemon.services.webhooks.create(noisy.customer.id, {url: `${neighbour.url}/${path}`, event_types: ['lead.created'], timeout_seconds: 60})
+      }
+      await createLeads(daemon, noisy, 20)
+      await neighbour.waitFor(12)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(neighbour.mostOpen, "the noisy customer's attempts on the wire").to.equal(12)
+
+      const quiet = await newTenant(daemon.services, undefined, {roomy: true})
+      tenants.push(quiet)
+      await daemon.services.webhooks.create(quiet.customer.id, {url: healthy.url, event_types: ['lead.created'], timeout_seconds: 60})
+      const delays = await firstAttemptDelays(daemon, quiet, healthy, 5)
+      expect(Math.max(...delays), `201 -> first attempt, ms: ${delays.join(', ')}`).to.be.below(1000)
+    })
+  })
+})
+
 describe('the per-webhook circuit breaker', function () {
   this.timeout(60_000)
 

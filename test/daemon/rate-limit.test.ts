@@ -91,6 +91,22 @@ describe('rate limits', function () {
       expect(await daemon.services.limiter.usage(tenant.key.id)).to.deep.include({hour: 3})
     })
 
+    it('tells a key that spent its minute and its hour together to wait for the hour', async function () {
+      // A retry after the minute window alone would be refused again, by the hour window.
+      await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 3, perHour: 3})
+      for (let i = 1; i <= 2; i++) expect((await list()).status).to.equal(200)
+      const last = await list()
+      expect(last.status).to.equal(200)
+      expect(rateHeaders(last)).to.include({limit: 3, remaining: 0})
+      expect(rateHeaders(last).reset, 'RateLimit-Reset of the last request the hour allows').to.be.within(3540, 3600)
+      for (let i = 0; i < 2; i++) {
+        const refused = await list()
+        expect429(refused)
+        expect(rateHeaders(refused).retryAfter, 'Retry-After').to.be.within(3540, 3600)
+      }
+      expect(await daemon.services.limiter.usage(tenant.key.id)).to.deep.include({hour: 3})
+    })
+
     it('reports the window with the least remaining', async function () {
       await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 50, perHour: 10})
       const response = await list()
