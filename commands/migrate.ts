@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 
 import {loadConfig} from '../src/config/config.js'
 import {findEmbeddedDatabase} from '../src/config/database-location.js'
-import {createDb} from '../src/db/knex.js'
+import {unreachableDatabaseError} from '../src/db/database-errors.js'
+import {createDb, pingDatabase} from '../src/db/knex.js'
 import {migrateLatest, type MigrationStatus, migrationStatus} from '../src/db/migrate.js'
 import {requireWritableServer} from '../src/db/writable.js'
 import {renderTable} from '../src/ui/render.js'
@@ -24,8 +25,14 @@ export default class Migrate extends BaseCommand {
     const {flags} = await this.parse(Migrate)
     // The embedded database the daemon uses when there is one above; otherwise migrate creates it here.
     const config = loadConfig(process.env)
-    const db = createDb((findEmbeddedDatabase(config, process.cwd()) ?? config).database)
+    const {database} = findEmbeddedDatabase(config, process.cwd()) ?? config
+    const db = createDb(database)
     try {
+      // The first command run against a new server: a server that does not answer, refused
+      // credentials or a missing database get the same one line and hint as every other command.
+      await pingDatabase(db).catch((error: unknown) => {
+        throw unreachableDatabaseError(error, database)
+      })
       if (flags.status) {
         const migrations = await migrationStatus(db)
         if (!this.jsonEnabled()) {

@@ -69,6 +69,16 @@ describe('first-day errors', function () {
     )
   })
 
+  it('leads migrate, the first command on MySQL, names a server that does not answer the same way', async function () {
+    for (const args of [['migrate'], ['migrate', '--status']]) {
+      const result = await runCli(args, {LEADS_DATABASE_URL: 'mysql://root:s3cret@127.0.0.1:1/leads', LEADS_MASTER_KEY: MASTER_KEY})
+      expect(result.code, args.join(' ')).to.equal(1)
+      expect(result.stderr, args.join(' ')).to.equal(
+        'Error: LEADS_DATABASE_URL cannot be reached: nothing listens on 127.0.0.1:1 (hint: start MariaDB or MySQL there, or fix the host and port in the URL)\n',
+      )
+    }
+  })
+
   it('an NDJSON file read as CSV, or a CSV read as NDJSON, says which it is and how to pass --format', async function () {
     const ndjson = path.join(dir, 'leads.csv')
     fs.writeFileSync(ndjson, '{"contact_name":"Ada","contact_email":"ada@example.org"}\n')
@@ -125,6 +135,10 @@ describe('first-day errors', function () {
       expect(result.stderr).to.equal(
         `Error: LEADS_DATABASE_URL names database "${missing}", which does not exist on ${server.hostname}:${server.port || '3306'} (hint: create it (mysql -h ${server.hostname} -P ${server.port || '3306'} -u ${server.username || 'root'} -p -e 'CREATE DATABASE \`${missing}\`'), then run \`leads migrate\`)\n`,
       )
+      // The operator's next step, leads migrate, says the same.
+      const migrated = await runCli(['migrate'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})
+      expect(migrated.code).to.equal(1)
+      expect(migrated.stderr).to.equal(result.stderr)
     })
   })
 })
