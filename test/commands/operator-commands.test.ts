@@ -263,6 +263,18 @@ describe('operator commands', function () {
       expect(both.code).to.equal(2)
       const zero = await runCli(['ratelimit', 'set', '--customer', customerId, '--per-minute', '0'], env)
       expect(zero.code).to.equal(2)
+      for (const [flag, column] of [
+        ['--per-minute', 'per_minute'],
+        ['--per-hour', 'per_hour'],
+        ['--bulk-per-minute', 'bulk_per_minute'],
+      ] as const) {
+        const huge = await runCli(['ratelimit', 'set', '--key', issued.id, flag, '1000001'], env)
+        expect(huge.code, flag).to.equal(1)
+        expect(huge.stderr, flag).to.equal(
+          `Error: ${flag} must be an integer from 1 to 1000000 (hint: a key that must never be limited is issued with --internal instead)\n`,
+        )
+        expect(await db('rate_limit_overrides').where({scope_type: 'key', scope_id: issued.id}).whereNotNull(column).count({n: '*'})).to.deep.equal([{n: 0}])
+      }
     })
 
     it('ratelimit set refuses a key override for an internal key, which no limit applies to, and show says the key is exempt', async function () {
