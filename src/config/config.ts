@@ -1,6 +1,7 @@
 import path from 'node:path'
 
 import {ConfigError} from '../shared/errors.js'
+import {withoutCredentials} from '../shared/text.js'
 import {TrustedProxies} from '../shared/trusted-proxies.js'
 import {parseRedisConfig, type RedisConfig} from './redis-config.js'
 
@@ -215,7 +216,7 @@ function parseOptionalHttpUrl(raw: string | undefined, variable: string): string
   const url = URL.canParse(raw) ? new URL(raw) : null
   // fetch refuses them anyway, and each error would print the password.
   if (url && (url.username !== '' || url.password !== '')) throw new ConfigError(variable, 'must not hold a user or password (the API token authenticates)')
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`)
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(variable, `must be an http(s) URL, got "${withoutCredentials(raw)}"`)
   return raw.replace(/\/+$/, '')
 }
 

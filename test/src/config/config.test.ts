@@ -184,6 +184,21 @@ describe('loadConfig: Redis topology', function () {
     expect(error.message).not.to.include('hunter2')
   })
 
+  // A URL whose scheme was forgotten (user:password@host) parses as the scheme "user:", so its password is in no password field.
+  for (const [env, pattern] of [
+    [{LEADS_REDIS_CLUSTER_NODES: 'app:hunter2@a:7000'}, /has credentials outside a URL in "a:7000"/],
+    [{LEADS_REDIS_CLUSTER_NODES: ':hunter2@a:7000'}, /has credentials outside a URL in "a:7000"/],
+    [{LEADS_REDIS_SENTINELS: 'app:hunter2@s1:26379', LEADS_REDIS_SENTINEL_MASTER: 'm'}, /has credentials outside a URL in "s1:26379"/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'app:hunter2@a'}, /has credentials outside a URL in "a"/],
+    [{LEADS_BASE_URL: 'admin:hunter2@leads.example.com:8080'}, /must be an http\(s\) URL, got "leads.example.com:8080"/],
+  ] as const) {
+    it(`never repeats the password of a URL without its scheme: ${Object.keys(env).join(', ')} ${Object.values(env)[0]}`, function () {
+      const error = configError(env)
+      expect(error.message).to.match(pattern)
+      expect(error.message).not.to.include('hunter2')
+    })
+  }
+
   it('describes the topology for logs and status without credentials', function () {
     const cluster = loadConfig({LEADS_REDIS_CLUSTER_NODES: 'redis://app:hunter2@a:7000,redis://app:hunter2@b:7001'}).redis!
     expect(describeRedis(cluster)).to.equal('cluster a:7000,b:7001')
