@@ -63,7 +63,12 @@ export class DeliveryClaims {
       if (!loaded) await this.settle([delivery.id], 'cancelled', 'webhook deleted')
       else if (!loaded.webhook.isActive) await this.settle([delivery.id], 'cancelled', 'webhook disabled')
       else if (!event) await this.settle([delivery.id], 'failed', 'event not found')
-      else ready.push({...opened(loaded), delivery, event, priorAttempts})
+      else {
+        const sending = opened(loaded)
+        // Sealed under a lost master key and not rotated yet: it fails alone, and the batch it came in is sent.
+        if (sending === null) await this.settle([delivery.id], 'failed', UNOPENED_SECRET)
+        else ready.push({...sending, delivery, event, priorAttempts})
+      }
     }
     return ready
   }
@@ -72,7 +77,8 @@ export class DeliveryClaims {
   async currentWebhooks(ids: readonly string[]): Promise<Map<string, SendingWebhook>> {
     const opened = this.opener()
     const found = await this.webhooks.withSecretsByIds(ids)
-    return new Map([...found].map(([id, loaded]) => [id, opened(loaded)]))
+    // A held webhook's secret opened when it was claimed; one that no longer does was sealed under another key since, and stops the read as before.
+    return new Map([...found].map(([id, loaded]) => [id, opened(loaded) ?? signingSecretsOf(loaded, this.secrets, this.clock.now())]))
   }
 
   /** The heartbeat: extends the leases of every delivery this worker holds; returns those it lost (cancelled, taken over). */
@@ -104,14 +110,29 @@ export class DeliveryClaims {
     for (const id of deliveryIds) await this.leases.finish(id, this.workerId, status, now, reason)
   }
 
-  /** Opens each webhook's secrets once per call, not once per delivery, as they sign a request sent now. */
-  private opener(): (loaded: WebhookWithSecrets) => SendingWebhook {
+  /** Opens each webhook's secrets once per call, not once per delivery, as they sign a request sent now; null when they do not open. */
+  private opener(): (loaded: WebhookWithSecrets) => SendingWebhook | null {
     const now = this.clock.now()
-    const opened = new Map<string, SigningSecrets>()
+    const opened = new Map<string, SigningSecrets | null>()
     return (loaded) => {
       let secrets = opened.get(loaded.webhook.id)
-      if (secrets === undefined) opened.set(loaded.webhook.id, (secrets = signingSecrets(loaded, this.secrets, now)))
-      return {webhook: loaded.webhook, secrets}
+      if (secrets === undefined) {
+        try {
+          secrets = signingSecrets(loaded, this.secrets, now)
+        } catch {
+          secrets = null
+        }
+        opened.set(loaded.webhook.id, secrets)
+      }
+      return secrets === null ? null : {webhook: loaded.webhook, secrets}
     }
   }
+}
+
+/** Why a delivery failed without an attempt: its webhook's secret was sealed under a master key the daemon does not hold. */
+export const UNOPENED_SECRET =
+  'the signing secret of this webhook does not open with this LEADS_MASTER_KEY (sealed under another key): rotate it (leads webhooks rotate-secret), then redeliver'
+
+function signingSecretsOf(loaded: WebhookWithSecrets, box: SecretBox, now: number): SendingWebhook {
+  return {webhook: loaded.webhook, secrets: signingSecrets(loaded, box, now)}
 }
