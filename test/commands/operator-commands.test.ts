@@ -460,6 +460,27 @@ describe('operator commands', function () {
     expect(flat(extra.stderr)).to.equal('Error: Unexpected argument: extra-arg (keys list takes none; see leads keys list --help)')
   })
 
+  it('answers a mistyped flag with exit 2 and the nearest flag, as README says of typos, not the whole help', async function () {
+    const flat = (text: string) =>
+      text
+        .replace(/\s*›\s*/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+    const typo = await runCliProcess(['keys', 'list', '--custmer', 'x'], {})
+    expect(typo.code).to.equal(2)
+    expect(typo.stdout).to.equal('')
+    expect(flat(typo.stderr)).to.equal('Error: Nonexistent flag: --custmer. Did you mean --customer? (see leads keys list --help)')
+    const far = await runCliProcess(['keys', 'list', '--frobnicate'], {})
+    expect(far.code).to.equal(2)
+    expect(flat(far.stderr)).to.equal('Error: Nonexistent flag: --frobnicate (see leads keys list --help)')
+    const json = await runCliProcess(['keys', 'list', '--custmer', 'x', '--json'], {})
+    expect(json.code).to.equal(2)
+    expect(JSON.parse(json.stderr)).to.deep.equal({
+      error: {type: 'invalid_request_error', code: 400, message: 'Nonexistent flag: --custmer. Did you mean --customer?', hint: 'see leads keys list --help'},
+      exit_code: 2,
+    })
+  })
+
   it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {
     // A process of its own: nothing but the one line may reach its console.
     const result = await runCliProcess(['customers', 'list'], {
