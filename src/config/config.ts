@@ -216,7 +216,8 @@ function parseOptionalHttpUrl(raw: string | undefined, variable: string): string
   const url = URL.canParse(raw) ? new URL(raw) : null
   // fetch refuses them anyway, and each error would print the password.
   if (url && (url.username !== '' || url.password !== '')) throw new ConfigError(variable, 'must not hold a user or password (the API token authenticates)')
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(variable, `must be an http(s) URL, got "${withoutCredentials(raw)}"`)
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new ConfigError(variable, `must be an http(s) URL, got "${withoutCredentials(raw)}"`)
   return raw.replace(/\/+$/, '')
 }
 

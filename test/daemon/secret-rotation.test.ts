@@ -90,7 +90,8 @@ describe('a webhook secret sealed under a lost master key (docs/operations.md, "
       // Before the key is lost: a webhook sealed under the test key.
       const before = await startTestDaemon(backend, {}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
       const tenant = await newTenant(before.services, undefined, {roomy: true})
-      const stale = (await before.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})).webhook.id
+      const stale = (await before.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})).webhook
+        .id
       await before.stop()
       // The runbook: adopt a new key, start the daemons with it, rotate the webhooks one by one (here: one of two).
       expect((await adopt(adoptedKey)).code).to.equal(0)

@@ -22,9 +22,7 @@ describe('docs/container.md', function () {
       const [program, ...args] = healthcheckCommand()
       expect(program).to.equal('node')
       const code = await new Promise<number>((resolve) => {
-        execFile(process.execPath, args, {env: {...process.env, LEADS_PORT: new URL(worker.url).port}}, (error) =>
-          resolve(error ? Number(error.code ?? 1) : 0),
-        )
+        execFile(process.execPath, args, {env: {...process.env, LEADS_PORT: new URL(worker.url).port}}, (error) => resolve(error ? Number(error.code ?? 1) : 0))
       })
       expect(code).to.equal(0)
     } finally {
