@@ -1,4 +1,4 @@
-import {spawn} from 'node:child_process'
+import {execFile, spawn} from 'node:child_process'
 
 import {expect} from 'chai'
 
@@ -172,6 +172,23 @@ describe('webhook and delivery commands', function () {
       (error: unknown) => error as Error,
     )
     expect(started?.message).to.equal("LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with")
+  })
+
+  it('the daemon process under another LEADS_MASTER_KEY exits 1 with the one line, instead of hanging on its open connections', async function () {
+    const started = Date.now()
+    const result = await new Promise<{code: number | null; signal: string | null; stderr: string}>((resolve) => {
+      // Killed after 15 s, so a daemon that hangs fails the test and is not left behind.
+      const child = execFile(
+        process.execPath,
+        [CLI, 'daemon'],
+        {env: {...process.env, ...env(), LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent'}, timeout: 15_000, killSignal: 'SIGKILL'},
+        (_error, _stdout, stderr) => resolve({code: child.exitCode, signal: child.signalCode, stderr}),
+      )
+    })
+    expect(result.signal, 'the daemon had to be killed').to.equal(null)
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.match(/^Error: LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with \(hint: [^\n]*\)\n$/)
+    expect(Date.now() - started).to.be.below(15_000)
   })
 
   it('maintenance adopt-master-key makes another key the one secrets are sealed with, and asks first', async function () {
