@@ -6,7 +6,7 @@ import path from 'node:path'
 import {expect} from 'chai'
 import mysql from 'mysql2/promise'
 
-import {describeInMysqlRun} from '../helpers/backends.js'
+import {backends, describeInMysqlRun} from '../helpers/backends.js'
 import {runCli, runCliProcess} from '../helpers/cli.js'
 
 const MASTER_KEY = 'ab'.repeat(32)
@@ -67,6 +67,19 @@ describe('first-day errors', function () {
     expect(result.stderr).to.equal(
       'Error: LEADS_DATABASE_URL cannot be reached: nothing listens on 127.0.0.1:1 (hint: start MariaDB or MySQL there, or fix the host and port in the URL)\n',
     )
+  })
+
+  it('a Redis that does not answer is named with what to check, as a database that does not answer is', async function () {
+    const result = await runCli(['deliveries', 'list', '--webhook', 'wh_000000000000000000000000'], {
+      ...backends()[0]!.env,
+      LEADS_REDIS_URL: 'redis://:hunter2@127.0.0.1:1/0',
+      LEADS_MASTER_KEY: MASTER_KEY,
+    })
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.equal(
+      'Error: LEADS_REDIS_URL cannot be reached: connect ECONNREFUSED 127.0.0.1:1 (hint: is Redis running there? Start it, or fix the host and port in LEADS_REDIS_URL)\n',
+    )
+    expect(result.stderr).not.to.include('hunter2')
   })
 
   it('leads migrate, the first command on MySQL, names a server that does not answer the same way', async function () {
