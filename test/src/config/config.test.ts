@@ -79,6 +79,11 @@ describe('loadConfig', function () {
     ['LEADS_STATEMENT_TIMEOUT_MS', '600001', /from 1 to 600000/],
     ['LEADS_METRICS', 'yes', /must be 1 \(serve metrics\) or 0, got "yes"/],
     ['LEADS_METRICS', 'true', /must be 1 \(serve metrics\) or 0, got "true"/],
+    // A URL where host[:port] is expected would exempt nothing, silently: every webhook to it refused.
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', 'https://localhost:8443', /has "https:\/\/localhost:8443", which is not host\[:port\]/],
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', 'localhost,receiver.test/hooks', /has "receiver.test\/hooks", which is not host\[:port\]/],
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', 'localhost:99999', /has "localhost:99999", which is not host\[:port\]/],
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', ':8443', /has ":8443", which is not host\[:port\]/],
   ] as const) {
     it(`rejects ${variable}=${value} with one line naming the variable`, function () {
       const error = configError({[variable]: value})
@@ -96,8 +101,8 @@ describe('loadConfig', function () {
   })
 
   it('parses the webhook allow list', function () {
-    const config = loadConfig({LEADS_WEBHOOK_ALLOW_HOSTS: 'Localhost:8443, 127.0.0.1 ,'})
-    expect(config.webhookAllowHosts).to.deep.equal(['localhost:8443', '127.0.0.1'])
+    const config = loadConfig({LEADS_WEBHOOK_ALLOW_HOSTS: 'Localhost:8443, 127.0.0.1 ,[::1]:9443'})
+    expect(config.webhookAllowHosts).to.deep.equal(['localhost:8443', '127.0.0.1', '[::1]:9443'])
   })
 })
 
