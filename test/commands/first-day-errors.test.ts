@@ -140,6 +140,25 @@ describe('first-day errors', function () {
       )
     })
 
+    it('leads status gives the same hint for a database that does not exist or refuses the login, not "is the database running?"', async function () {
+      const missing = `${name}_missing`
+      const absent = JSON.parse((await runCli(['status', '--json'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})).stdout)
+      const server = new URL(serverUrl)
+      expect(absent.checks[0]).to.include({
+        check: 'database',
+        ok: false,
+        hint: `create it (mysql -h ${server.hostname} -P ${server.port || '3306'} -u ${server.username || 'root'} -p -e 'CREATE DATABASE \`${missing}\`'), then run \`leads migrate\``,
+      })
+      const refusedUrl = Object.assign(new URL(urlOf(name)), {username: 'leads_nobody', password: 'hunter2'}).toString()
+      const refused = await runCli(['status', '--json'], {LEADS_DATABASE_URL: refusedUrl, LEADS_MASTER_KEY: MASTER_KEY})
+      expect(refused.stdout).not.to.include('hunter2')
+      expect(JSON.parse(refused.stdout).checks[0]).to.include({
+        check: 'database',
+        ok: false,
+        hint: 'check the user and password in LEADS_DATABASE_URL, and that the user has rights on the database',
+      })
+    })
+
     it('a database that does not exist is named, with how to create it', async function () {
       const missing = `${name}_missing`
       const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})
