@@ -82,6 +82,19 @@ describe('first-day errors', function () {
     expect(result.stderr).not.to.include('hunter2')
   })
 
+  it('leads migrate --status where there is no database yet lists every migration as pending and creates nothing', async function () {
+    const empty = fs.mkdtempSync(path.join(dir, 'no-store-'))
+    const result = await runCli(['migrate', '--status'], {}, empty)
+    expect(result.code, result.stderr).to.equal(0)
+    const rows = result.stdout.trim().split('\n')
+    expect(rows.length).to.be.greaterThan(10)
+    for (const row of rows) expect(row).to.match(/^\d{14}_[a-z0-9_]+\tpending$/)
+    expect(result.stderr).to.equal(
+      `no database at ${path.join(fs.realpathSync(empty), '.leads', 'leads.db')} yet: \`leads migrate\` or the daemon creates it\n`,
+    )
+    expect(fs.readdirSync(empty)).to.deep.equal([])
+  })
+
   it('leads migrate, the first command on MySQL, names a server that does not answer the same way', async function () {
     for (const args of [['migrate'], ['migrate', '--status']]) {
       const result = await runCli(args, {LEADS_DATABASE_URL: 'mysql://root:s3cret@127.0.0.1:1/leads', LEADS_MASTER_KEY: MASTER_KEY})
