@@ -181,7 +181,11 @@ describe('webhook and delivery commands', function () {
       const child = execFile(
         process.execPath,
         [CLI, 'daemon'],
-        {env: {...process.env, ...env(), LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent'}, timeout: 15_000, killSignal: 'SIGKILL'},
+        {
+          env: {...process.env, ...env(), LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent'},
+          timeout: 15_000,
+          killSignal: 'SIGKILL',
+        },
         (_error, _stdout, stderr) => resolve({code: child.exitCode, signal: child.signalCode, stderr}),
       )
     })
