@@ -89,98 +89,110 @@ export async function createServices(config: Config, options: ServiceOptions = {
     limitsCacheTtlMs: options.limitsCacheTtlMs,
     rateLimitKeyPrefix: options.rateLimitKeyPrefix,
   })
-  const stores = await createStores(db, {statementTimeoutMs: config.statementTimeoutMs}, store)
-  const [customers, keys, rateLimits, limiter, webhooks, webhookTest, deliveries, inFlight, secrets, targets, queue] = await Promise.all([
-    part('customers'),
-    part('keys'),
-    part('rateLimits'),
-    part('limiter'),
-    part('webhooks'),
-    part('webhookTest'),
-    part('deliveries'),
-    part('inFlight'),
-    part('secrets'),
-    part('targets'),
-    part('queue'),
-  ])
-  const outbox = new DeliveryOutbox(stores.webhooks, stores.deliveries, queue, options.logger)
-  // Built when first used: the daemon's app and worker use them, tests of a service alone never do.
-  let metrics: Metrics | undefined
-  const leadsWrite = new LeadsWriteService({
-    db,
-    matches: stores.leadMatches,
-    leads: stores.leadWrites,
-    customers: stores.customers,
-    events: stores.events,
-    outbox,
-    idempotency: stores.idempotency,
-    clock,
-    createGuess: config.createGuess,
-    bulkGuess: config.bulkGuess,
-  })
-  const getMetrics = () => (metrics ??= new Metrics(stores.deliveries, clock, () => leadsWrite))
-  const keyAuthenticator = new KeyAuthenticator(stores.keys, {clock, cacheTtlMs: options.keyCacheTtlMs})
+  try {
+    const stores = await createStores(db, {statementTimeoutMs: config.statementTimeoutMs}, store)
+    const [customers, keys, rateLimits, limiter, webhooks, webhookTest, deliveries, inFlight, secrets, targets, queue] = await Promise.all([
+      part('customers'),
+      part('keys'),
+      part('rateLimits'),
+      part('limiter'),
+      part('webhooks'),
+      part('webhookTest'),
+      part('deliveries'),
+      part('inFlight'),
+      part('secrets'),
+      part('targets'),
+      part('queue'),
+    ])
+    const outbox = new DeliveryOutbox(stores.webhooks, stores.deliveries, queue, options.logger)
+    // Built when first used: the daemon's app and worker use them, tests of a service alone never do.
+    let metrics: Metrics | undefined
+    const leadsWrite = new LeadsWriteService({
+      db,
+      matches: stores.leadMatches,
+      leads: stores.leadWrites,
+      customers: stores.customers,
+      events: stores.events,
+      outbox,
+      idempotency: stores.idempotency,
+      clock,
+      createGuess: config.createGuess,
+      bulkGuess: config.bulkGuess,
+    })
+    const getMetrics = () => (metrics ??= new Metrics(stores.deliveries, clock, () => leadsWrite))
+    const keyAuthenticator = new KeyAuthenticator(stores.keys, {clock, cacheTtlMs: options.keyCacheTtlMs})
 
-  return {
-    config,
-    redis,
-    customers,
-    keys,
-    keyAuthenticator,
-    leads: new LeadsService(stores.leadQueries, stores.leadChangeFeed, new CursorCodec(masterKey)),
-    leadsWrite,
-    leadCounts: stores.leadCounts,
-    searchIndex: stores.searchIndex,
-    adoptMasterKey: await part('adoptMasterKey'),
-    idempotency: new IdempotencyService(stores.idempotency, clock),
-    rateLimits,
-    limiter,
-    get metrics() {
-      return getMetrics()
-    },
-    webhooks,
-    webhookTest,
-    deliveries,
-    inFlight,
-    createWorker: (workerOptions = {}) =>
-      new DeliveryWorker(
-        {
-          db,
-          deliveries: stores.deliveries,
-          webhooks: stores.webhooks,
-          events: stores.events,
-          secrets,
-          sender: new DeliverySender(targets),
-          queue,
-          inFlight,
-          logger: options.logger ?? createLogger('silent'),
-          metrics: getMetrics(),
-        },
-        {clock, ...workerOptions},
-      ),
-    galera: () => galeraMembership(db),
-    galeraWriters: async (daemon, role) => ((await isGaleraNode(db)) ? new WriterNodes(db, daemon, role) : null),
-    async readiness() {
-      const reasons: string[] = []
-      const database = await probeDatabase(db).then(
-        () => true,
-        (error: unknown) => (reasons.push(databaseFailureReason(error)), false),
-      )
-      const redisUp = redis
-        ? await redis.ping().then(
-            () => true,
-            () => (reasons.push('redis unreachable: rate limits are per daemon and deliveries are dispatched by the sweeper'), false),
-          )
-        : null
-      const dispatch = dispatchCheck(queue, redis, clock.now(), reasons)
-      return {ready: reasons.length === 0, checks: {database, redis: redisUp, dispatch}, reasons}
-    },
-    async close() {
-      await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
-      await queue.close().catch(() => undefined)
-      if (redis) await redis.close().catch(() => undefined)
-      if (ownsDb) await db.destroy()
-    },
+    return {
+      config,
+      redis,
+      customers,
+      keys,
+      keyAuthenticator,
+      leads: new LeadsService(stores.leadQueries, stores.leadChangeFeed, new CursorCodec(masterKey)),
+      leadsWrite,
+      leadCounts: stores.leadCounts,
+      searchIndex: stores.searchIndex,
+      adoptMasterKey: await part('adoptMasterKey'),
+      idempotency: new IdempotencyService(stores.idempotency, clock),
+      rateLimits,
+      limiter,
+      get metrics() {
+        return getMetrics()
+      },
+      webhooks,
+      webhookTest,
+      deliveries,
+      inFlight,
+      createWorker: (workerOptions = {}) =>
+        new DeliveryWorker(
+          {
+            db,
+            deliveries: stores.deliveries,
+            webhooks: stores.webhooks,
+            events: stores.events,
+            secrets,
+            sender: new DeliverySender(targets),
+            queue,
+            inFlight,
+            logger: options.logger ?? createLogger('silent'),
+            metrics: getMetrics(),
+          },
+          {clock, ...workerOptions},
+        ),
+      galera: () => galeraMembership(db),
+      galeraWriters: async (daemon, role) => ((await isGaleraNode(db)) ? new WriterNodes(db, daemon, role) : null),
+      async readiness() {
+        const reasons: string[] = []
+        const database = await probeDatabase(db).then(
+          () => true,
+          (error: unknown) => (reasons.push(databaseFailureReason(error)), false),
+        )
+        const redisUp = redis
+          ? await redis.ping().then(
+              () => true,
+              () => (reasons.push('redis unreachable: rate limits are per daemon and deliveries are dispatched by the sweeper'), false),
+            )
+          : null
+        const dispatch = dispatchCheck(queue, redis, clock.now(), reasons)
+        return {ready: reasons.length === 0, checks: {database, redis: redisUp, dispatch}, reasons}
+      },
+      async close() {
+        await keyAuthenticator.flushLastUsed().catch((error: Error) => options.logger?.warn({err: error}, 'last-used flush failed'))
+        await queue.close().catch(() => undefined)
+        if (redis) await redis.close().catch(() => undefined)
+        if (ownsDb) await db.destroy()
+      },
+    }
+  } catch (error) {
+    // A part that fails (the master key check, a store) leaves the connections the others opened:
+    // closed here, or the daemon prints its one line and never exits.
+    await part
+      .ifBuilt('queue')
+      ?.then((queue) => queue.close())
+      .catch(() => undefined)
+    if (redis) await redis.close().catch(() => undefined)
+    if (ownsDb) await db.destroy()
+    throw error
   }
 }
 

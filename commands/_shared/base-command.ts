@@ -11,6 +11,7 @@ import {turnColorOffWhenAsked} from '../../src/ui/colors.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
 import {AppError} from '../../src/shared/errors.js'
 import {UUID_PATTERN} from '../../src/shared/validate.js'
+import {nearest} from './not-found.js'
 
 /**
  * Base of every `leads` command: `--json` (oclif prints the value run() returns), a services
@@ -108,18 +109,36 @@ export abstract class BaseCommand extends Command {
   protected override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
     if ((error as {code?: string}).code === 'EEXIT') throw error
     const usage = error instanceof Errors.CLIError && error.oclif?.exit === 2
+    const mistyped = usage ? this.mistypedFlag(error) : null
     // With --json, every failure is the API's error envelope on stderr, usage errors too (as the Stripe CLI does).
     if (this.failsAsJson()) {
       process.exitCode = usage ? 2 : 1
-      process.stderr.write(`${terminalSafeJson(JSON.stringify({error: errorEnvelope(error, usage), exit_code: process.exitCode}))}\n`)
+      const envelope = mistyped ? {type: 'invalid_request_error', code: 400, ...mistyped} : errorEnvelope(error, usage)
+      process.stderr.write(`${terminalSafeJson(JSON.stringify({error: envelope, exit_code: process.exitCode}))}\n`)
       return
     }
+    // One line, as for a mistyped command, rather than oclif's message followed by the whole help.
+    if (mistyped) this.error(`${mistyped.message} (${mistyped.hint})`, {exit: 2})
     if (usage) throw error
     process.exitCode = 1
     const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
     const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
     // A message can quote what a server or a file said.
     process.stderr.write(`Error: ${terminalSafe(message + hint)}\n`)
+  }
+
+  /** An unknown flag, named with the nearest flag of this command when it is near enough to be a typo of it. */
+  private mistypedFlag(error: Error): {message: string; hint: string} | null {
+    const typed = (error as {flags?: unknown}).flags
+    if (!Array.isArray(typed) || !error.message.startsWith('Nonexistent flag')) return null
+    const known = Object.keys({...this.ctor.baseFlags, ...this.ctor.flags})
+    const name = typed.length === 1 ? String(typed[0]).split('=')[0]!.replace(/^-+/, '') : null
+    const closest = name === null ? null : nearest(name, known)
+    const id = this.id?.replaceAll(':', ' ') ?? ''
+    return {
+      message: `${error.message.split('\n')[0]!.trim()}${closest === null ? '' : `. Did you mean --${closest}?`}`,
+      hint: `see ${this.config.bin} ${id} --help`,
+    }
   }
 
   /** --json output, with the characters a terminal would act on escaped (still the same JSON). */

@@ -46,8 +46,8 @@ function usageError(this: Hook.Context, message: string, hint: string, argv: str
   return this.error(`${message} (${hint})`, {exit: 2})
 }
 
-/** The command id nearest `typed` by edit distance, when near enough to be a typo of it. */
-function nearest(typed: string, ids: readonly string[]): string | null {
+/** The command id (or flag name) nearest `typed` by edit distance, when near enough to be a typo of it. */
+export function nearest(typed: string, ids: readonly string[]): string | null {
   let best: {id: string; distance: number} | null = null
   for (const id of ids) {
     const distance = editDistance(typed, id)

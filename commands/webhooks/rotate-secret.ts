@@ -15,7 +15,7 @@ export default class WebhooksRotateSecret extends BaseCommand {
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
   static override flags = {...confirmFlags}
 
-  async run(): Promise<{webhook: WebhookReport; secret: string; previous_secret_until: string}> {
+  async run(): Promise<{webhook: WebhookReport; secret: string; previous_secret_until: string | null}> {
     const {args, flags} = await this.parse(WebhooksRotateSecret)
     await this.confirm(
       `Rotate the signing secret of ${args.webhookId}? Its receiver must verify with the new secret within 24 h; until then deliveries also carry X-Service-Signature-Previous, made with the old one.`,
@@ -25,13 +25,18 @@ export default class WebhooksRotateSecret extends BaseCommand {
     const output = {
       webhook: webhookReport(rotated.webhook),
       secret: rotated.secret as string,
-      previous_secret_until: isoTime(rotated.previousSecretUntil as number),
+      previous_secret_until: typeof rotated.previousSecretUntil === 'number' ? isoTime(rotated.previousSecretUntil) : null,
     }
     if (!this.jsonEnabled()) {
       const details: Array<[string, string]> = [
         ['webhook id', output.webhook.id],
         ['url', output.webhook.url],
-        ['old secret', `still signs X-Service-Signature-Previous until ${output.previous_secret_until}; give the receiver the new secret before then`],
+        [
+          'old secret',
+          output.previous_secret_until === null
+            ? 'sealed under a master key this database no longer uses, so it signs nothing: the receiver rejects deliveries until it verifies with the new secret'
+            : `still signs X-Service-Signature-Previous until ${output.previous_secret_until}; give the receiver the new secret before then`,
+        ],
       ]
       await renderSecretOnce({title: 'New webhook signing secret', secret: output.secret, details}, this.interactive)
     }

@@ -3,6 +3,7 @@ import path from 'node:path'
 
 import type {Config} from '../config/config.js'
 import {AppError, ValidationError} from '../shared/errors.js'
+import {withoutCredentials} from '../shared/text.js'
 import {UUID_PATTERN} from '../shared/validate.js'
 
 /** What the client commands need to reach the API as one customer. */
@@ -83,7 +84,8 @@ export function checkSetting(name: SettingName, raw: string): string {
     // fetch refuses them anyway, and each error would print the password.
     if (url && (url.username !== '' || url.password !== ''))
       throw new ValidationError('base-url must not hold a user or password (the API token authenticates)', name)
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ValidationError(`base-url must be an http(s) URL, got "${value}"`, name)
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new ValidationError(`base-url must be an http(s) URL, got "${withoutCredentials(value)}"`, name)
     // One spelling per API (URL's: scheme and host lower-cased, no default port), so a pull
     // state keyed by it is found whichever way the URL was typed.
     return url.href.replace(/\/+$/, '')

@@ -1,6 +1,7 @@
 import path from 'node:path'
 
 import {ConfigError} from '../shared/errors.js'
+import {withoutCredentials} from '../shared/text.js'
 import {TrustedProxies} from '../shared/trusted-proxies.js'
 import {parseRedisConfig, type RedisConfig} from './redis-config.js'
 
@@ -114,10 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     port: parsePort(read(env, 'LEADS_PORT')),
     masterKey,
     dataDir,
-    webhookAllowHosts: (read(env, 'LEADS_WEBHOOK_ALLOW_HOSTS') ?? '')
-      .split(',')
-      .map((host) => host.trim().toLowerCase())
-      .filter(Boolean),
+    webhookAllowHosts: parseAllowHosts(read(env, 'LEADS_WEBHOOK_ALLOW_HOSTS')),
     trustedProxies: TrustedProxies.parse(read(env, 'LEADS_TRUSTED_PROXIES')).entries,
     metricsEnabled: parseMetrics(read(env, 'LEADS_METRICS')),
     createGuess: parseOnOff(read(env, 'LEADS_CREATE_GUESS'), 'LEADS_CREATE_GUESS', true),
@@ -145,6 +143,24 @@ function parseOnOff(raw: string | undefined, name: string, fallback: boolean): b
   if (raw === undefined) return fallback
   if (raw === 'on' || raw === 'off') return raw === 'on'
   throw new ConfigError(name, `must be on or off, got ${JSON.stringify(raw)}`)
+}
+
+// Entries are matched as host or host:port (webhooks/ssrf.ts); anything else, a URL above all, would exempt nothing, silently.
+function parseAllowHosts(raw: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter(Boolean)
+  for (const entry of entries) {
+    const match = /^(\[[0-9a-f:.]+\]|[^:/?#@\s[\]]+)(?::(\d{1,5}))?$/.exec(entry)
+    if (!match || (match[2] !== undefined && Number(match[2]) > 65_535) || !URL.canParse(`https://${match[1]}/`)) {
+      throw new ConfigError(
+        'LEADS_WEBHOOK_ALLOW_HOSTS',
+        `has ${JSON.stringify(entry)}, which is not host[:port]; expected e.g. localhost:8443,receiver.test (no scheme or path)`,
+      )
+    }
+  }
+  return entries
 }
 
 function parseStatementTimeout(raw: string | undefined): number {
@@ -215,7 +231,8 @@ function parseOptionalHttpUrl(raw: string | undefined, variable: string): string
   const url = URL.canParse(raw) ? new URL(raw) : null
   // fetch refuses them anyway, and each error would print the password.
   if (url && (url.username !== '' || url.password !== '')) throw new ConfigError(variable, 'must not hold a user or password (the API token authenticates)')
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(variable, `must be an http(s) URL, got "${raw}"`)
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new ConfigError(variable, `must be an http(s) URL, got "${withoutCredentials(raw)}"`)
   return raw.replace(/\/+$/, '')
 }
 

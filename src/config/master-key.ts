@@ -15,7 +15,7 @@ export const MASTER_KEY_FILE = 'master.key'
 export function resolveMasterKey(config: Config): Buffer {
   if (config.masterKey) return config.masterKey
   const file = path.join(config.dataDir, MASTER_KEY_FILE)
-  if (fs.existsSync(file)) return parseMasterKey(fs.readFileSync(file, 'utf8').trim(), file) as Buffer
+  if (fs.existsSync(file)) return readKeptKey(file)
   fs.mkdirSync(config.dataDir, {recursive: true})
   const key = randomBytes(32)
   // 'wx' fails if another process created the file first; then its key is the one to use.
@@ -24,6 +24,17 @@ export function resolveMasterKey(config: Config): Buffer {
     return key
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    return parseMasterKey(fs.readFileSync(file, 'utf8').trim(), file) as Buffer
+    return readKeptKey(file)
   }
+}
+
+/** The kept key, its file made owner-only when found looser (copied back from a backup, say), as the store's files are. */
+function readKeptKey(file: string): Buffer {
+  const key = parseMasterKey(fs.readFileSync(file, 'utf8').trim(), file) as Buffer
+  try {
+    if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600)
+  } catch {
+    // A key mounted read-only (a container secret) is not ours to change; it is used as it is.
+  }
+  return key
 }

@@ -1,4 +1,5 @@
 import {ConfigError} from '../shared/errors.js'
+import {withoutCredentials} from '../shared/text.js'
 
 /** One Redis server (a cluster seed node or a sentinel). */
 interface RedisNode {
@@ -124,16 +125,4 @@ function parseNode(entry: string, variable: RedisVariable): RedisNode & RedisNod
 
 function formatNode(node: RedisNode): string {
   return node.host.includes(':') ? `[${node.host}]:${node.port}` : `${node.host}:${node.port}`
-}
-
-/** A URL with its user and password removed, for messages. */
-function withoutCredentials(raw: string): string {
-  try {
-    const url = new URL(raw)
-    url.username = ''
-    url.password = ''
-    return url.toString()
-  } catch {
-    return raw.replace(/\/\/[^@/]*@/, '//')
-  }
 }

@@ -18,7 +18,11 @@ export function unreachableDatabaseError(error: unknown, database: DatabaseConfi
     )
   }
   if (code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') {
-    return new ConfigError('LEADS_DATABASE_URL', `was refused by ${where}: wrong user or password, or no rights on "${name}"`)
+    return new ConfigError(
+      'LEADS_DATABASE_URL',
+      `was refused by ${where}: wrong user or password, or no rights on "${name}"`,
+      'check the user and password in LEADS_DATABASE_URL, and that the user has rights on the database',
+    )
   }
   if (code === 'ECONNREFUSED' && url) {
     return new ConfigError(

@@ -20,6 +20,12 @@ const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url))
  * Builds the knex instance for either backend. SQLite runs in WAL mode with a busy timeout so
  * the daemon and an operator command can use one file at once.
  */
+/** The names of every migration this build has, in order, read from its folder: no database needed. */
+export async function knownMigrations(): Promise<string[]> {
+  const source = migrationSource(MIGRATIONS_DIR)
+  return (await source.getMigrations([])).map((file) => source.getMigrationName(file))
+}
+
 export function createDb(database: DatabaseConfig, logger?: Logger): Db {
   const migrations = {migrationSource: migrationSource(MIGRATIONS_DIR), tableName: 'knex_migrations'}
   // knex prints its warnings with the driver's stack ("Acquire connection error: …") on the

@@ -126,7 +126,12 @@ export async function connectRedis(config: RedisConfig, options: RedisConnectOpt
   try {
     await client.connect()
   } catch (error) {
-    throw new ConfigError(variableOf(config), `cannot be reached: ${(error as Error).message}`)
+    const variable = variableOf(config)
+    throw new ConfigError(
+      variable,
+      `cannot be reached: ${(error as Error).message}`,
+      `is Redis running there? Start it, or fix the host and port in ${variable}`,
+    )
   }
   keepTrying = true
   return connection

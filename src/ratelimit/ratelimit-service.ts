@@ -51,7 +51,13 @@ export class RateLimitService {
     if (values.length === 0) throw new ValidationError('give at least one of --per-minute, --per-hour, --bulk-per-minute', 'limits')
     for (const [name, value] of values) {
       if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_LIMIT) {
-        throw new ValidationError(`${name} must be an integer from 1 to ${MAX_LIMIT}`, name)
+        // Named as the operator typed it (perHour is --per-hour).
+        const flag = `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`
+        throw new ValidationError(
+          `${flag} must be an integer from 1 to ${MAX_LIMIT}`,
+          flag,
+          'a key that must never be limited is issued with --internal instead',
+        )
       }
     }
     const current = await this.store.find(scope)

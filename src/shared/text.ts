@@ -87,3 +87,15 @@ function firstBadText(value: unknown, depth: number, rowsAt?: string, textToo = 
   }
   return null
 }
+
+/**
+ * A URL (or host list entry) as an error may repeat it: without the user and password before its
+ * `@`. Also when the scheme was forgotten (`user:password@host`), which a URL parser reads as the
+ * scheme `user:` and whose password it therefore never puts in a password field.
+ */
+export function withoutCredentials(raw: string): string {
+  const at = raw.lastIndexOf('@')
+  if (at === -1) return raw
+  const scheme = /^[a-z][a-z\d+.-]*:\/\//i.exec(raw)?.[0] ?? ''
+  return scheme + raw.slice(at + 1)
+}

@@ -12,6 +12,7 @@ import {hashToken} from '../keys/tokens.js'
 import {safeMessage} from '../log/safe-error.js'
 import {AppError} from '../shared/errors.js'
 import {storeParts} from '../stores.js'
+import {unreachableDatabaseError} from '../db/database-errors.js'
 
 /** One line of `leads status`: ok, failing, or not configured (null). */
 interface StatusCheck {
@@ -96,13 +97,21 @@ async function databaseCheck(config: Config, cwd: string): Promise<{check: Statu
         check: 'database',
         ok: false,
         summary: `${where}: unreachable (${safeMessage(error)})`,
-        hint: 'is the database running? LEADS_DATABASE_URL names it',
+        hint: databaseHint(error, located.database),
         details: {...details, reachable: false},
       },
       config: located,
     }
   }
 }
+
+/** The hint every other command gives for a missing MySQL database, a refused login or no server; else whether it runs. */
+function databaseHint(error: unknown, database: Config['database']): string {
+  const explained = EXPLAINED_CODES.has((error as {code?: string}).code ?? '') ? unreachableDatabaseError(error, database).hint : undefined
+  return explained ?? 'is the database running? LEADS_DATABASE_URL names it'
+}
+
+const EXPLAINED_CODES = new Set(['ER_BAD_DB_ERROR', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ECONNREFUSED'])
 
 function masterKeyCheck(config: Config): StatusCheck {
   if (config.masterKey) return {check: 'master key', ok: true, summary: 'from LEADS_MASTER_KEY', details: {source: 'LEADS_MASTER_KEY'}}

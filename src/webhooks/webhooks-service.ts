@@ -28,8 +28,12 @@ const RESTARTED_STREAK = {consecutiveFailures: 0, failingSince: null} as const
 export interface WebhookWithSecret {
   webhook: Webhook
   secret?: string
-  /** After a rotation: until when requests also carry X-Service-Signature-Previous, made with the replaced secret. */
-  previousSecretUntil?: number
+  /**
+   * After a rotation: until when requests also carry X-Service-Signature-Previous, made with the
+   * replaced secret; null when the replaced secret was sealed under a master key the database no
+   * longer uses (after `leads maintenance adopt-master-key`), so it signs nothing.
+   */
+  previousSecretUntil?: number | null
 }
 
 /** Registering and managing a customer's webhooks; secrets are sealed before they are stored. */
@@ -170,8 +174,21 @@ export class WebhooksService {
    * X-Service-Signature at once and signs X-Service-Signature-Previous for SECRET_OVERLAP_MS.
    */
   async rotateSecretById(id: string): Promise<WebhookWithSecret> {
-    const webhook = await this.getById(id)
-    return this.update(webhook.customerId, id, {rotate_secret: true})
+    const sealed = await this.store.findWithSecret(id)
+    if (!sealed) throw new NotFoundError(`webhook ${id} does not exist`, 'run `leads webhooks list`')
+    const rotated = await this.update(sealed.webhook.customerId, id, {rotate_secret: true})
+    // The runbook after a lost master key rotates every secret: the one retired was sealed under
+    // the lost key, so no request carries it and there is no overlap to promise.
+    return this.opens(sealed.secretCiphertext) ? rotated : {...rotated, previousSecretUntil: null}
+  }
+
+  private opens(sealed: string): boolean {
+    try {
+      this.secrets.open(sealed)
+      return true
+    } catch {
+      return false
+    }
   }
 
   /** Operator: turn a webhook on or off; turning a disabled one on starts its failure streak afresh. */

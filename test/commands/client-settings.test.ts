@@ -112,6 +112,23 @@ describe('client settings and profiles', function () {
     }
   })
 
+  it('refuses a base URL whose scheme was forgotten (user:password@host) without printing the password', async function () {
+    const noScheme = `user:s3cret@127.0.0.1:${new URL(daemon.url).port}`
+    const env = {...bare(), LEADS_API_TOKEN: tenant.token, LEADS_CUSTOMER_ID: tenant.customer.id}
+    const runs = [
+      await runCli(['config', 'set', 'base-url', noScheme], bare()),
+      await runCli(['pull', '--no-state', '--base-url', noScheme], env),
+      await runCli(['api', 'GET', '/api/agents/crm/leads', '--base-url', noScheme], env),
+      await runCli(['pull', '--no-state'], {...env, LEADS_BASE_URL: noScheme}),
+    ]
+    for (const run of runs) {
+      expect(run.code, run.stderr).to.equal(1)
+      expect(run.stderr.trim().split('\n')).to.have.length(1)
+      expect(run.stderr).to.match(/must be an http\(s\) URL, got "127\.0\.0\.1:\d+"/)
+      expect(run.stdout + run.stderr).to.not.include('s3cret')
+    }
+  })
+
   it('names where an unreachable base URL came from in the hint: the flag, the environment or the profile', async function () {
     const closed = 'http://127.0.0.1:9'
     const reach = `is the daemon running at ${closed}? Start it with \`leads daemon\``

@@ -6,7 +6,7 @@ import path from 'node:path'
 import {expect} from 'chai'
 import mysql from 'mysql2/promise'
 
-import {describeInMysqlRun} from '../helpers/backends.js'
+import {backends, describeInMysqlRun} from '../helpers/backends.js'
 import {runCli, runCliProcess} from '../helpers/cli.js'
 
 const MASTER_KEY = 'ab'.repeat(32)
@@ -69,6 +69,42 @@ describe('first-day errors', function () {
     )
   })
 
+  it('a Redis that does not answer is named with what to check, as a database that does not answer is', async function () {
+    const result = await runCli(['deliveries', 'list', '--webhook', 'wh_000000000000000000000000'], {
+      ...backends()[0]!.env,
+      LEADS_REDIS_URL: 'redis://:hunter2@127.0.0.1:1/0',
+      LEADS_MASTER_KEY: MASTER_KEY,
+    })
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.equal(
+      'Error: LEADS_REDIS_URL cannot be reached: connect ECONNREFUSED 127.0.0.1:1 (hint: is Redis running there? Start it, or fix the host and port in LEADS_REDIS_URL)\n',
+    )
+    expect(result.stderr).not.to.include('hunter2')
+  })
+
+  it('leads migrate --status where there is no database yet lists every migration as pending and creates nothing', async function () {
+    const empty = fs.mkdtempSync(path.join(dir, 'no-store-'))
+    const result = await runCli(['migrate', '--status'], {}, empty)
+    expect(result.code, result.stderr).to.equal(0)
+    const rows = result.stdout.trim().split('\n')
+    expect(rows.length).to.be.greaterThan(10)
+    for (const row of rows) expect(row).to.match(/^\d{14}_[a-z0-9_]+\tpending$/)
+    expect(result.stderr).to.equal(
+      `no database at ${path.join(fs.realpathSync(empty), '.leads', 'leads.db')} yet: \`leads migrate\` or the daemon creates it\n`,
+    )
+    expect(fs.readdirSync(empty)).to.deep.equal([])
+  })
+
+  it('leads migrate, the first command on MySQL, names a server that does not answer the same way', async function () {
+    for (const args of [['migrate'], ['migrate', '--status']]) {
+      const result = await runCli(args, {LEADS_DATABASE_URL: 'mysql://root:s3cret@127.0.0.1:1/leads', LEADS_MASTER_KEY: MASTER_KEY})
+      expect(result.code, args.join(' ')).to.equal(1)
+      expect(result.stderr, args.join(' ')).to.equal(
+        'Error: LEADS_DATABASE_URL cannot be reached: nothing listens on 127.0.0.1:1 (hint: start MariaDB or MySQL there, or fix the host and port in the URL)\n',
+      )
+    }
+  })
+
   it('an NDJSON file read as CSV, or a CSV read as NDJSON, says which it is and how to pass --format', async function () {
     const ndjson = path.join(dir, 'leads.csv')
     fs.writeFileSync(ndjson, '{"contact_name":"Ada","contact_email":"ada@example.org"}\n')
@@ -117,6 +153,25 @@ describe('first-day errors', function () {
       )
     })
 
+    it('leads status gives the same hint for a database that does not exist or refuses the login, not "is the database running?"', async function () {
+      const missing = `${name}_missing`
+      const absent = JSON.parse((await runCli(['status', '--json'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})).stdout)
+      const server = new URL(serverUrl)
+      expect(absent.checks[0]).to.include({
+        check: 'database',
+        ok: false,
+        hint: `create it (mysql -h ${server.hostname} -P ${server.port || '3306'} -u ${server.username || 'root'} -p -e 'CREATE DATABASE \`${missing}\`'), then run \`leads migrate\``,
+      })
+      const refusedUrl = Object.assign(new URL(urlOf(name)), {username: 'leads_nobody', password: 'hunter2'}).toString()
+      const refused = await runCli(['status', '--json'], {LEADS_DATABASE_URL: refusedUrl, LEADS_MASTER_KEY: MASTER_KEY})
+      expect(refused.stdout).not.to.include('hunter2')
+      expect(JSON.parse(refused.stdout).checks[0]).to.include({
+        check: 'database',
+        ok: false,
+        hint: 'check the user and password in LEADS_DATABASE_URL, and that the user has rights on the database',
+      })
+    })
+
     it('a database that does not exist is named, with how to create it', async function () {
       const missing = `${name}_missing`
       const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})
@@ -125,6 +180,10 @@ describe('first-day errors', function () {
       expect(result.stderr).to.equal(
         `Error: LEADS_DATABASE_URL names database "${missing}", which does not exist on ${server.hostname}:${server.port || '3306'} (hint: create it (mysql -h ${server.hostname} -P ${server.port || '3306'} -u ${server.username || 'root'} -p -e 'CREATE DATABASE \`${missing}\`'), then run \`leads migrate\`)\n`,
       )
+      // The operator's next step, leads migrate, says the same.
+      const migrated = await runCli(['migrate'], {LEADS_DATABASE_URL: urlOf(missing), LEADS_MASTER_KEY: MASTER_KEY})
+      expect(migrated.code).to.equal(1)
+      expect(migrated.stderr).to.equal(result.stderr)
     })
   })
 })

@@ -263,6 +263,18 @@ describe('operator commands', function () {
       expect(both.code).to.equal(2)
       const zero = await runCli(['ratelimit', 'set', '--customer', customerId, '--per-minute', '0'], env)
       expect(zero.code).to.equal(2)
+      for (const [flag, column] of [
+        ['--per-minute', 'per_minute'],
+        ['--per-hour', 'per_hour'],
+        ['--bulk-per-minute', 'bulk_per_minute'],
+      ] as const) {
+        const huge = await runCli(['ratelimit', 'set', '--key', issued.id, flag, '1000001'], env)
+        expect(huge.code, flag).to.equal(1)
+        expect(huge.stderr, flag).to.equal(
+          `Error: ${flag} must be an integer from 1 to 1000000 (hint: a key that must never be limited is issued with --internal instead)\n`,
+        )
+        expect(await db('rate_limit_overrides').where({scope_type: 'key', scope_id: issued.id}).whereNotNull(column).count({n: '*'})).to.deep.equal([{n: 0}])
+      }
     })
 
     it('ratelimit set refuses a key override for an internal key, which no limit applies to, and show says the key is exempt', async function () {
@@ -446,6 +458,27 @@ describe('operator commands', function () {
     const extra = await runCliProcess(['keys', 'list', 'extra-arg'], {})
     expect(extra.code).to.equal(2)
     expect(flat(extra.stderr)).to.equal('Error: Unexpected argument: extra-arg (keys list takes none; see leads keys list --help)')
+  })
+
+  it('answers a mistyped flag with exit 2 and the nearest flag, as README says of typos, not the whole help', async function () {
+    const flat = (text: string) =>
+      text
+        .replace(/\s*›\s*/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim()
+    const typo = await runCliProcess(['keys', 'list', '--custmer', 'x'], {})
+    expect(typo.code).to.equal(2)
+    expect(typo.stdout).to.equal('')
+    expect(flat(typo.stderr)).to.equal('Error: Nonexistent flag: --custmer. Did you mean --customer? (see leads keys list --help)')
+    const far = await runCliProcess(['keys', 'list', '--frobnicate'], {})
+    expect(far.code).to.equal(2)
+    expect(flat(far.stderr)).to.equal('Error: Nonexistent flag: --frobnicate (see leads keys list --help)')
+    const json = await runCliProcess(['keys', 'list', '--custmer', 'x', '--json'], {})
+    expect(json.code).to.equal(2)
+    expect(JSON.parse(json.stderr)).to.deep.equal({
+      error: {type: 'invalid_request_error', code: 400, message: 'Nonexistent flag: --custmer. Did you mean --customer?', hint: 'see leads keys list --help'},
+      exit_code: 2,
+    })
   })
 
   it('names LEADS_DATABASE_URL when the database cannot be reached, without its password', async function () {

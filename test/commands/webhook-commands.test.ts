@@ -1,4 +1,4 @@
-import {spawn} from 'node:child_process'
+import {execFile, spawn} from 'node:child_process'
 
 import {expect} from 'chai'
 
@@ -174,6 +174,27 @@ describe('webhook and delivery commands', function () {
     expect(started?.message).to.equal("LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with")
   })
 
+  it('the daemon process under another LEADS_MASTER_KEY exits 1 with the one line, instead of hanging on its open connections', async function () {
+    const started = Date.now()
+    const result = await new Promise<{code: number | null; signal: string | null; stderr: string}>((resolve) => {
+      // Killed after 15 s, so a daemon that hangs fails the test and is not left behind.
+      const child = execFile(
+        process.execPath,
+        [CLI, 'daemon'],
+        {
+          env: {...process.env, ...env(), LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_PORT: '0', LEADS_LOG_LEVEL: 'silent'},
+          timeout: 15_000,
+          killSignal: 'SIGKILL',
+        },
+        (_error, _stdout, stderr) => resolve({code: child.exitCode, signal: child.signalCode, stderr}),
+      )
+    })
+    expect(result.signal, 'the daemon had to be killed').to.equal(null)
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.match(/^Error: LEADS_MASTER_KEY is not the key this database's webhook secrets are sealed with \(hint: [^\n]*\)\n$/)
+    expect(Date.now() - started).to.be.below(15_000)
+  })
+
   it('maintenance adopt-master-key makes another key the one secrets are sealed with, and asks first', async function () {
     const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
     const unconfirmed = await runCli(['maintenance', 'adopt-master-key'], other)
@@ -191,6 +212,41 @@ describe('webhook and delivery commands', function () {
       expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], env())).code).to.equal(0)
     }
     expect((await runCli(['webhooks', 'list', '--customer', tenant.customer.id], env())).code).to.equal(0)
+  })
+
+  it('after adopt-master-key, rotate-secret says the old secret signs nothing (it was sealed under the lost key), not that it overlaps for 24 h', async function () {
+    const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
+    const id = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})).webhook.id
+    try {
+      expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], other)).code).to.equal(0)
+      const first = await runCli(['webhooks', 'rotate-secret', id, '--yes'], other)
+      expect(first.code, first.stderr).to.equal(0)
+      expect(first.stdout).to.match(
+        /^old secret: sealed under a master key this database no longer uses, so it signs nothing: the receiver rejects deliveries until it verifies with the new secret$/m,
+      )
+      expect(first.stdout).not.to.include('X-Service-Signature-Previous until')
+      // The secret it retired now opens, so the next rotation overlaps as usual.
+      const second = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], other)
+      expect(Date.parse(second.previous_secret_until) - Date.now()).to.be.within(SECRET_OVERLAP_MS - 60_000, SECRET_OVERLAP_MS)
+      const third = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], other)
+      expect(third.previous_secret_until).to.be.a('string')
+    } finally {
+      expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], env())).code).to.equal(0)
+      await daemon.services.webhooks.delete(tenant.customer.id, id)
+    }
+  })
+
+  it('after adopt-master-key, rotate-secret --json says previous_secret_until null', async function () {
+    const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
+    const id = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})).webhook.id
+    try {
+      expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], other)).code).to.equal(0)
+      const rotated = await runCliJson(['webhooks', 'rotate-secret', id, '--yes'], other)
+      expect(rotated.previous_secret_until).to.equal(null)
+    } finally {
+      expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], env())).code).to.equal(0)
+      await daemon.services.webhooks.delete(tenant.customer.id, id)
+    }
   })
 
   it('webhooks create, test, rotate-secret and delete act for the customer from the terminal', async function () {

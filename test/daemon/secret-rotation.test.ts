@@ -1,8 +1,10 @@
 import {expect} from 'chai'
 
 import {postJson} from '../helpers/api.js'
-import {forEachBackend} from '../helpers/backends.js'
+import {forEachBackend, TEST_MASTER_KEY} from '../helpers/backends.js'
+import {runCli} from '../helpers/cli.js'
 import {newTenant} from '../helpers/fixtures.js'
+import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
@@ -67,6 +69,53 @@ describe('secret rotation while a delivery is being retried', function () {
         [500, 'retry'],
         [200, 'success'],
       ])
+    })
+  })
+})
+
+describe('a webhook secret sealed under a lost master key (docs/operations.md, "Runbook: the master key is lost")', function () {
+  forEachBackend((backend) => {
+    const adoptedKey = 'cd'.repeat(32)
+    const adopt = (key: string) => runCli(['maintenance', 'adopt-master-key', '--yes'], {...backend.env, LEADS_MASTER_KEY: key})
+    let receiver: Receiver
+
+    before(async function () {
+      receiver = await new Receiver().start()
+    })
+    after(async function () {
+      await receiver.stop()
+    })
+
+    it('fails the deliveries of a webhook not yet rotated, and sends those of one rotated already, claimed with them', async function () {
+      // Before the key is lost: a webhook sealed under the test key.
+      const before = await startTestDaemon(backend, {}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'})
+      const tenant = await newTenant(before.services, undefined, {roomy: true})
+      const stale = (await before.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})).webhook
+        .id
+      await before.stop()
+      // The runbook: adopt a new key, start the daemons with it, rotate the webhooks one by one (here: one of two).
+      expect((await adopt(adoptedKey)).code).to.equal(0)
+      let daemon: TestDaemon | undefined
+      try {
+        daemon = await startTestDaemon(backend, {worker: WORKER}, {LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost', LEADS_MASTER_KEY: adoptedKey})
+        const rotated = await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created'], retry_attempts: 0})
+        const lead = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Sent across a lost key'})
+        expect(lead.status).to.equal(201)
+
+        await receiver.waitFor(1)
+        expect(verifyDelivery(receiver.requests[0]!, rotated.secret as string)).to.equal(true)
+        const staleDelivery = await waitUntil(async () => {
+          const [row] = await daemon!.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: stale})
+          return row?.status === 'failed' ? row : null
+        }, 'the stale webhook delivery failed')
+        expect(staleDelivery.last_error).to.equal(
+          `the signing secret does not open with this LEADS_MASTER_KEY (it was sealed under another key): rotate it (leads webhooks rotate-secret ${stale}), then redeliver`,
+        )
+        expect(receiver.requests).to.have.length(1)
+      } finally {
+        await daemon?.stop()
+        expect((await adopt(TEST_MASTER_KEY)).code).to.equal(0)
+      }
     })
   })
 })

@@ -79,6 +79,11 @@ describe('loadConfig', function () {
     ['LEADS_STATEMENT_TIMEOUT_MS', '600001', /from 1 to 600000/],
     ['LEADS_METRICS', 'yes', /must be 1 \(serve metrics\) or 0, got "yes"/],
     ['LEADS_METRICS', 'true', /must be 1 \(serve metrics\) or 0, got "true"/],
+    // A URL where host[:port] is expected would exempt nothing, silently: every webhook to it refused.
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', 'https://localhost:8443', /has "https:\/\/localhost:8443", which is not host\[:port\]/],
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', 'localhost,receiver.test/hooks', /has "receiver.test\/hooks", which is not host\[:port\]/],
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', 'localhost:99999', /has "localhost:99999", which is not host\[:port\]/],
+    ['LEADS_WEBHOOK_ALLOW_HOSTS', ':8443', /has ":8443", which is not host\[:port\]/],
   ] as const) {
     it(`rejects ${variable}=${value} with one line naming the variable`, function () {
       const error = configError({[variable]: value})
@@ -96,8 +101,8 @@ describe('loadConfig', function () {
   })
 
   it('parses the webhook allow list', function () {
-    const config = loadConfig({LEADS_WEBHOOK_ALLOW_HOSTS: 'Localhost:8443, 127.0.0.1 ,'})
-    expect(config.webhookAllowHosts).to.deep.equal(['localhost:8443', '127.0.0.1'])
+    const config = loadConfig({LEADS_WEBHOOK_ALLOW_HOSTS: 'Localhost:8443, 127.0.0.1 ,[::1]:9443'})
+    expect(config.webhookAllowHosts).to.deep.equal(['localhost:8443', '127.0.0.1', '[::1]:9443'])
   })
 })
 
@@ -183,6 +188,21 @@ describe('loadConfig: Redis topology', function () {
     expect(error.message).to.match(/has a path/)
     expect(error.message).not.to.include('hunter2')
   })
+
+  // A URL whose scheme was forgotten (user:password@host) parses as the scheme "user:", so its password is in no password field.
+  for (const [env, pattern] of [
+    [{LEADS_REDIS_CLUSTER_NODES: 'app:hunter2@a:7000'}, /has credentials outside a URL in "a:7000"/],
+    [{LEADS_REDIS_CLUSTER_NODES: ':hunter2@a:7000'}, /has credentials outside a URL in "a:7000"/],
+    [{LEADS_REDIS_SENTINELS: 'app:hunter2@s1:26379', LEADS_REDIS_SENTINEL_MASTER: 'm'}, /has credentials outside a URL in "s1:26379"/],
+    [{LEADS_REDIS_CLUSTER_NODES: 'app:hunter2@a'}, /has credentials outside a URL in "a"/],
+    [{LEADS_BASE_URL: 'admin:hunter2@leads.example.com:8080'}, /must be an http\(s\) URL, got "leads.example.com:8080"/],
+  ] as const) {
+    it(`never repeats the password of a URL without its scheme: ${Object.keys(env).join(', ')} ${Object.values(env)[0]}`, function () {
+      const error = configError(env)
+      expect(error.message).to.match(pattern)
+      expect(error.message).not.to.include('hunter2')
+    })
+  }
 
   it('describes the topology for logs and status without credentials', function () {
     const cluster = loadConfig({LEADS_REDIS_CLUSTER_NODES: 'redis://app:hunter2@a:7000,redis://app:hunter2@b:7001'}).redis!

@@ -4,6 +4,8 @@ import path from 'node:path'
 
 import {expect} from 'chai'
 
+import {loadConfig} from '../../../src/config/config.js'
+import {resolveMasterKey} from '../../../src/config/master-key.js'
 import {createDb} from '../../../src/db/knex.js'
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777
@@ -52,5 +54,16 @@ describe('embedded store file modes', function () {
     fs.writeFileSync(path.join(root, 'someone-else.txt'), 'x')
     await openStore(path.join(root, 'leads.db'))
     expect(modeOf(root)).to.equal(0o755)
+  })
+
+  it('tightens a kept master.key it finds world-readable (restored from a backup, say), as it does the store', function () {
+    const directory = path.join(root, '.leads')
+    fs.mkdirSync(directory, {mode: 0o700})
+    const keyFile = path.join(directory, 'master.key')
+    fs.writeFileSync(keyFile, `${'ab'.repeat(32)}\n`)
+    fs.chmodSync(keyFile, 0o644)
+    const key = resolveMasterKey(loadConfig({LEADS_DATABASE_URL: `sqlite://${path.join(directory, 'leads.db')}`}))
+    expect(key.toString('hex')).to.equal('ab'.repeat(32))
+    expect(modeOf(keyFile)).to.equal(0o600)
   })
 })
