@@ -19,7 +19,8 @@ export function WebhookDashboard({data}: {data: WebhookInspection}) {
         </Text>
         <Text>{webhook.url}</Text>
         <Text dimColor>
-          customer {webhook.customer_id} · {webhook.event_types.join(', ')} · timeout {webhook.timeout_seconds}s · {webhook.retry_attempts} retries
+          customer {webhook.customer_id} · {webhook.event_types.join(', ')} · timeout {webhook.timeout_seconds}s · {webhook.retry_attempts}{' '}
+          {webhook.retry_attempts === 1 ? 'retry' : 'retries'}
           {webhook.description ? ` · ${webhook.description}` : ''}
         </Text>
       </Box>

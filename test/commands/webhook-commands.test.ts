@@ -8,7 +8,7 @@ import {createServices} from '../../src/services.js'
 import {SECRET_OVERLAP_MS} from '../../src/webhooks/signing-secrets.js'
 import {postJson} from '../helpers/api.js'
 import {backends, forEachBackend} from '../helpers/backends.js'
-import {CLI, runCli, runCliJson} from '../helpers/cli.js'
+import {CLI, runCli, runCliAtTerminal, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
@@ -65,6 +65,22 @@ describe('webhook and delivery commands', function () {
     expect(text.stdout).to.include(`${webhookId}  active`)
     expect(text.stdout).to.include('health:    success 0% of the last 100 deliveries (0 ok, 1 failed, 0 failing now), streak 1, last 500')
     expect(text.stdout).to.match(new RegExp(`failed +${deliveryId}`))
+  })
+
+  it('webhooks inspect at a terminal counts retries in words: 1 retry, 2 retries', async function () {
+    try {
+      for (const [attempts, words] of [
+        [1, '1 retry'],
+        [2, '2 retries'],
+      ] as const) {
+        await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({retry_attempts: attempts})
+        const shown = await runCliAtTerminal(['webhooks', 'inspect', webhookId], {...env(), NO_COLOR: '1'}, '', 160)
+        expect(shown.code, shown.stdout).to.equal(0)
+        expect(shown.stdout).to.match(new RegExp(`timeout \\d+s · ${words}\\b`))
+      }
+    } finally {
+      await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({retry_attempts: 0})
+    }
   })
 
   it('shows a delivery with its event, lead, payload and next attempt, and counts a delivery still retrying as failing', async function () {
