@@ -222,7 +222,7 @@ export function parseMasterKey(raw: string | undefined, variable = 'LEADS_MASTER
 
 function parseLogLevel(raw: string | undefined): string {
   if (raw === undefined) return 'info'
-  if (!LOG_LEVELS.includes(raw)) throw new ConfigError('LEADS_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError('LEADS_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`)
   return raw
 }
 

@@ -410,6 +410,12 @@ describe('operator commands', function () {
     expect(result.stderr).to.include('Missing required flag scope')
   })
 
+  it('names a bad LEADS_LOG_LEVEL and the levels it can be', async function () {
+    const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: 'sqlite::memory:', LEADS_LOG_LEVEL: 'verbose'})
+    expect(result.code).to.equal(1)
+    expect(result.stderr).to.match(/^Error: LEADS_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose" \(hint: .*\)\n$/)
+  })
+
   it('stops with one line naming the variable on bad configuration', async function () {
     const result = await runCli(['customers', 'list'], {LEADS_DATABASE_URL: 'mysql://root@127.0.0.1:3306/leads'})
     expect(result.code).to.equal(1)
