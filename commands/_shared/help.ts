@@ -21,6 +21,8 @@ export default class LeadsHelp extends Help {
     await super.showRootHelp()
     const variables: Array<[string, string]> = [
       ...Object.entries(CONFIG_VARIABLE_HELP),
+      // oclif's own <BIN>_CONFIG_DIR: where `leads config` keeps the profiles the client commands read.
+      ['LEADS_CONFIG_DIR', 'directory of the client profiles (profiles.json) that leads config keeps (default $XDG_CONFIG_HOME/leads, else ~/.config/leads)'],
       ['NO_COLOR', 'set to anything: no colour in the output (as --no-color)'],
     ]
     this.log(`\n${this.section('ENVIRONMENT', variables)}`)

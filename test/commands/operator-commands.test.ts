@@ -428,8 +428,10 @@ describe('operator commands', function () {
     const root = await runCliProcess(['--help'], {})
     expect(root.code).to.equal(0)
     expect(root.stdout).to.match(/ENVIRONMENT\n {2}LEADS_DATABASE_URL +database: /)
-    for (const variable of ['LEADS_REDIS_URL', 'LEADS_MASTER_KEY', 'LEADS_BASE_URL', 'LEADS_API_TOKEN', 'LEADS_CUSTOMER_ID', 'NO_COLOR'])
+    for (const variable of ['LEADS_REDIS_URL', 'LEADS_MASTER_KEY', 'LEADS_BASE_URL', 'LEADS_API_TOKEN', 'LEADS_CUSTOMER_ID', 'LEADS_PROFILE', 'NO_COLOR'])
       expect(root.stdout).to.include(variable)
+    // Read by the client commands' profiles (oclif's config directory), not by the daemon's configuration.
+    expect(root.stdout).to.match(/\n {2}LEADS_CONFIG_DIR +directory of the client profiles/)
     const topic = await runCli(['help', 'keys'], {})
     expect(topic.stdout).to.match(/^Issue, list, rotate and revoke customer API keys\n/)
     expect(topic.stdout).to.include('keys revoke')
