@@ -113,7 +113,9 @@ function withoutReadOnlyFields(lead: Record<string, unknown>, ignored: Set<strin
 }
 
 async function* readCsv(file: string, ignored: Set<string>): AsyncGenerator<FileRecord> {
+  let headerRead = false
   const columns = (header: string[]) => {
+    headerRead = true
     checkHeader(header)
     for (const column of header) if (READ_ONLY_COLUMNS.has(column)) ignored.add(column)
     return header
@@ -131,6 +133,15 @@ async function* readCsv(file: string, ignored: Set<string>): AsyncGenerator<File
     const csvError = error as {code?: string; lines?: number; message: string}
     if (csvError.code?.startsWith('CSV_')) throw new ValidationError(`${file}: ${csvError.message}`, 'file')
     throw error
+  }
+  // An empty file is not "0 rows": it is most likely not the file meant, or one cut short. What
+  // `leads pull --format csv` writes when it finds nothing still has its header, and reads as 0 rows.
+  if (!headerRead) {
+    throw new ValidationError(
+      `${file} has no header line; a CSV must start with one naming its columns`,
+      'file',
+      'such as contact_name,contact_phone,contact_email; see leads push --help',
+    )
   }
 }
 

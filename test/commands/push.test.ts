@@ -144,6 +144,30 @@ describe('leads push', function () {
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
   })
 
+  it('refuses a CSV without a header line (empty, or blank lines only) with one line and a hint, checked here or pushed', async function () {
+    for (const [name, text] of [
+      ['empty.csv', ''],
+      ['blank.csv', '\n  \n\n'],
+    ] as const) {
+      const file = write(name, text)
+      for (const dryRun of [[], ['--dry-run']]) {
+        const result = await runCli(['push', file, ...dryRun], env())
+        expect(result.code, `${name} ${dryRun.join(' ')}`).to.equal(1)
+        expect(result.stdout).to.equal('')
+        expect(result.stderr).to.equal(
+          `Error: ${file} has no header line; a CSV must start with one naming its columns (hint: such as contact_name,contact_phone,contact_email; see leads push --help)\n`,
+        )
+      }
+    }
+    // What pull writes when there is nothing to pull is still valid input: a header alone, or no lines of NDJSON.
+    const pulledCsv = await runCli(['pull', '--no-state', '--format', 'csv'], env())
+    const headerOnly = await runCliJson(['push', write('nothing.csv', pulledCsv.stdout)], env())
+    expect(headerOnly.summary).to.include({received: 0, failed: 0})
+    const noLines = await runCliJson(['push', write('nothing.ndjson', '')], env())
+    expect(noLines.summary).to.include({received: 0, failed: 0})
+    expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+  })
+
   it('stops before sending anything on a JSON array, as pull --format json writes, with a hint', async function () {
     await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Pulled', contact_email: 'pulled@example.org'})
     const pulled = await runCli(['pull', '--no-state', '--format', 'json'], env())
