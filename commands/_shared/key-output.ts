@@ -3,6 +3,12 @@ import {isoTime, isoTimeOrNull} from '../../src/shared/clock.js'
 import type {Column} from '../../src/ui/render.js'
 import {commonStart} from '../../src/ui/table-layout.js'
 
+/**
+ * A key's state as `leads keys` prints it, in a table and in --json alike: `rotating` is an
+ * active key whose previous token still works after a rotation with --grace.
+ */
+export type KeyOutputState = KeyState | 'rotating'
+
 /** A key as every `leads keys` command prints it; never holds a token. */
 export interface KeyOutput {
   id: string
@@ -10,7 +16,7 @@ export interface KeyOutput {
   customer_id: string
   scopes: string[]
   internal: boolean
-  state: KeyState
+  state: KeyOutputState
   created_at: string
   last_used_at: string | null
   expires_at: string | null
@@ -20,31 +26,32 @@ export interface KeyOutput {
 
 export function keyOutput(key: ApiKey & {previousTokensRetireAt?: number | null}, now = Date.now()): KeyOutput {
   const retiresAt = key.previousTokensRetireAt ?? null
+  const previousTokenRetiresAt = retiresAt !== null && retiresAt > now ? isoTime(retiresAt) : null
+  const state = keyState(key, now)
   return {
     id: key.id,
     name: key.name,
     customer_id: key.customerId,
     scopes: key.scopes,
     internal: key.internal,
-    state: keyState(key, now),
+    state: state === 'active' && previousTokenRetiresAt !== null ? 'rotating' : state,
     created_at: isoTime(key.createdAt),
     last_used_at: isoTimeOrNull(key.lastUsedAt),
     expires_at: isoTimeOrNull(key.expiresAt),
-    previous_token_retires_at: retiresAt !== null && retiresAt > now ? isoTime(retiresAt) : null,
+    previous_token_retires_at: previousTokenRetiresAt,
   }
 }
 
-const STATE_COLORS: Record<KeyState | 'rotating', string> = {active: 'green', rotating: 'cyan', expired: 'yellow', revoked: 'red'}
+const STATE_COLORS: Record<KeyOutputState, string> = {active: 'green', rotating: 'cyan', expired: 'yellow', revoked: 'red'}
 
 /**
  * The columns of `leads keys list`, ranked for a narrow terminal: id, state and scopes first,
- * whole. Without the customer column when every key is one customer's (--customer). A table
- * shows an active key whose previous token still works as `rotating`.
+ * whole. Without the customer column when every key is one customer's (--customer).
  */
 export function keyColumns(options: {oneCustomer: boolean}): Array<Column<KeyOutput>> {
   const columns: Array<Column<KeyOutput> | null> = [
     {header: 'ID', kind: 'id', rank: 0, value: (k) => k.id},
-    {header: 'STATE', kind: 'short', rank: 1, value: tableState, color: (k) => STATE_COLORS[tableState(k)]},
+    {header: 'STATE', kind: 'short', rank: 1, value: (k) => k.state, color: (k) => STATE_COLORS[k.state]},
     {header: 'SCOPES', kind: 'short', rank: 2, value: (k) => k.scopes.join(','), shorten: shortenScopes},
     {header: 'NAME', rank: 4, value: (k) => k.name ?? '-'},
     options.oneCustomer ? null : {header: 'CUSTOMER', kind: 'id', rank: 3, value: (k) => k.customer_id},
@@ -55,10 +62,6 @@ export function keyColumns(options: {oneCustomer: boolean}): Array<Column<KeyOut
     {header: 'CREATED', kind: 'time', rank: 9, value: (k) => k.created_at},
   ]
   return columns.filter((column) => column !== null)
-}
-
-function tableState(key: KeyOutput): KeyState | 'rotating' {
-  return key.state === 'active' && key.previous_token_retires_at !== null ? 'rotating' : key.state
 }
 
 /**

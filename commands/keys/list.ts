@@ -3,7 +3,9 @@ import {BaseCommand, tableFlags, uuidFlag} from '../_shared/base-command.js'
 import {keyColumns, type KeyOutput, keyOutput} from '../_shared/key-output.js'
 
 export default class KeysList extends BaseCommand {
-  static override description = 'List API keys (never their tokens)'
+  static override description = `List API keys (never their tokens)
+
+A key's state is active, rotating (active, and its previous token still works after keys rotate --grace, until OLD TOKEN UNTIL), expired or revoked; --json gives the same word in state.`
   static override examples = [
     '<%= config.bin %> keys list',
     '<%= config.bin %> keys list --customer 8d0f6c1e-5a57-4f0c-9b8e-2f3f1c9a4b21 --columns id,name,state,last-used',

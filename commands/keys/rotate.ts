@@ -30,7 +30,7 @@ export default class KeysRotate extends BaseCommand {
     }
     const rotated = await this.withServices(['keys'], (services) => services.keys.rotate(args.keyId, graceMs))
     const output = {
-      ...keyOutput(rotated.key),
+      ...keyOutput({...rotated.key, previousTokensRetireAt: rotated.previousTokensRetireAt}),
       token: rotated.token,
       previous_token_retires_at: isoTime(rotated.previousTokensRetireAt),
     }

@@ -174,9 +174,11 @@ describe('operator commands', function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const other = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const rotated = await runCliJson(['keys', 'rotate', issued.id, '--grace', '2h'], env)
+      expect(rotated.state).to.equal('rotating')
       const listed = (await runCliJson(['keys', 'list', '--customer', customerId], env)).keys
       const byId = new Map(listed.map((key: {id: string}) => [key.id, key]))
-      expect(byId.get(issued.id)).to.include({state: 'active', previous_token_retires_at: rotated.previous_token_retires_at})
+      // --json says what the table says.
+      expect(byId.get(issued.id)).to.include({state: 'rotating', previous_token_retires_at: rotated.previous_token_retires_at})
       expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(7_100_000, 7_200_000)
       expect(byId.get(other.id)).to.include({state: 'active', previous_token_retires_at: null})
       const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 160)
