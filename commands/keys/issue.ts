@@ -15,7 +15,7 @@ export default class KeysIssue extends BaseCommand {
   static override flags = {
     customer: sharedFlags.customer,
     scope: Flags.string({description: 'scope to grant (repeat for several)', required: true, multiple: true, options: [...SCOPES]}),
-    name: Flags.string({description: 'label to recognise the key by'}),
+    name: Flags.string({description: 'label to recognise the key by; leave it out for none (an empty one is refused)'}),
     'expires-in': Flags.string({description: 'lifetime such as 90d, 12h or 30m; default: never expires'}),
     internal: Flags.boolean({description: 'exempt the key from rate limits (internal traffic)'}),
   }

@@ -55,7 +55,7 @@ export class KeysService {
     const key: ApiKey = {
       id: randomUUID(),
       customerId: customer.id,
-      name: requireName(input.name, 'name', null),
+      name: keyName(input.name),
       scopes,
       internal: input.internal ?? false,
       createdAt: now,
@@ -98,6 +98,12 @@ export class KeysService {
     await this.store.revokeKey(key.id, this.clock.now())
     return this.get(key.id)
   }
+}
+
+/** No --name gives a key without one; a name given empty or blank is a mistake (an unset shell variable), not a wish for none. */
+function keyName(name: string | undefined): string | null {
+  if (name !== undefined && name.trim() === '') throw new ValidationError('name must not be empty', 'name', 'leave --name out for a key without a name')
+  return requireName(name, 'name', null)
 }
 
 function validateScopes(requested: string[]): Scope[] {

@@ -149,6 +149,20 @@ describe('operator commands', function () {
       expect(again.stderr).to.match(/^Error: key .* is revoked; issue a new key instead \(hint: .*\)\n$/)
     })
 
+    it('keys issue refuses an empty or blank --name with one line, as customers create does, and stores no key', async function () {
+      for (const name of ['', '   ']) {
+        const refused = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--name', name], env)
+        expect(refused.code, JSON.stringify(name)).to.equal(1)
+        expect(refused.stderr).to.equal('Error: name must not be empty (hint: leave --name out for a key without a name)\n')
+        const customer = await runCli(['customers', 'create', '--name', name], env)
+        expect(customer.code).to.equal(1)
+        expect(customer.stderr).to.match(/^Error: name must not be empty/)
+      }
+      expect(await db('api_keys').where({customer_id: customerId}).count({n: '*'})).to.deep.equal([{n: 0}])
+      const unnamed = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      expect(unnamed.name).to.equal(null)
+    })
+
     it('keys rotate without --grace asks first, as revoke does, and refuses without --yes off a terminal', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const tokens = async () => Number((await db('api_tokens').where({key_id: issued.id}).count({n: '*'}))[0]!.n)
