@@ -1,7 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
 import {isoTime} from '../../src/shared/clock.js'
+import {MAX_ROTATION_GRACE_MS, MAX_ROTATION_GRACE_TEXT} from '../../src/keys/keys-service.js'
 import {parseDuration} from '../../src/shared/duration.js'
+import {ValidationError} from '../../src/shared/errors.js'
 import {renderSecretOnce} from '../../src/ui/render.js'
 import {BaseCommand, confirmFlags} from '../_shared/base-command.js'
 import {type KeyOutput, keyOutput} from '../_shared/key-output.js'
@@ -13,13 +15,20 @@ export default class KeysRotate extends BaseCommand {
     keyId: Args.string({description: 'key id (UUID)', required: true}),
   }
   static override flags = {
-    grace: Flags.string({description: 'keep the old token working this long, e.g. 1h; default: stop it now'}),
+    grace: Flags.string({description: `keep the old token working this long, e.g. 1h, at most ${MAX_ROTATION_GRACE_TEXT}; default: stop it now`}),
     ...confirmFlags,
   }
 
   async run(): Promise<KeyOutput & {token: string; previous_token_retires_at: string}> {
     const {args, flags} = await this.parse(KeysRotate)
     const graceMs = flags.grace === undefined ? 0 : parseDuration(flags.grace, 'grace')
+    if (graceMs > MAX_ROTATION_GRACE_MS) {
+      throw new ValidationError(
+        `grace must be at most ${MAX_ROTATION_GRACE_TEXT}, got "${flags.grace!.trim()}"`,
+        'grace',
+        'the old token keeps working all that time; give the client the new token within 30 days',
+      )
+    }
     // Without a grace period every client still holding the old token fails from now on.
     if (graceMs === 0) {
       await this.confirm(

@@ -24,6 +24,13 @@ interface IssuedKey {
   token: string
 }
 
+/**
+ * The longest --grace of a rotation: the replaced token keeps working all that time, so a grace
+ * is for switching clients over, not for keeping a leaked token alive.
+ */
+export const MAX_ROTATION_GRACE_MS = 30 * 86_400_000
+export const MAX_ROTATION_GRACE_TEXT = '30d'
+
 interface RotatedKey extends IssuedKey {
   /** When the key's previous tokens stop working (now, unless a grace period was given). */
   previousTokensRetireAt: number
@@ -81,6 +88,9 @@ export class KeysService {
 
   /** Mints a new token for the key; the old ones stop at once, or after `graceMs`. */
   async rotate(keyId: string, graceMs = 0): Promise<RotatedKey> {
+    if (!(Number.isSafeInteger(graceMs) && graceMs >= 0 && graceMs <= MAX_ROTATION_GRACE_MS)) {
+      throw new ValidationError(`grace must be a duration of at most ${MAX_ROTATION_GRACE_TEXT}`, 'grace')
+    }
     const key = await this.get(keyId)
     const now = this.clock.now()
     const state = keyState(key, now)

@@ -163,6 +163,22 @@ describe('operator commands', function () {
       expect(unnamed.name).to.equal(null)
     })
 
+    it('keys rotate --grace takes at most 30d, and refuses more with one line naming the flag, before any change', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const tokens = async () => Number((await db('api_tokens').where({key_id: issued.id}).count({n: '*'}))[0]!.n)
+      for (const grace of ['31d', '400d', '721h']) {
+        const refused = await runCli(['keys', 'rotate', issued.id, '--grace', grace], env)
+        expect(refused.code, grace).to.equal(1)
+        expect(refused.stderr).to.equal(
+          `Error: grace must be at most 30d, got "${grace}" (hint: the old token keeps working all that time; give the client the new token within 30 days)\n`,
+        )
+      }
+      expect(await tokens()).to.equal(1)
+      const longest = await runCliJson(['keys', 'rotate', issued.id, '--grace', '30d'], env)
+      expect(Date.parse(longest.previous_token_retires_at) - Date.now()).to.be.within(30 * 86_400_000 - 60_000, 30 * 86_400_000)
+      expect(await tokens()).to.equal(2)
+    })
+
     it('keys rotate without --grace asks first, as revoke does, and refuses without --yes off a terminal', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const tokens = async () => Number((await db('api_tokens').where({key_id: issued.id}).count({n: '*'}))[0]!.n)
