@@ -31,6 +31,12 @@ interface IssuedKey {
 export const MAX_ROTATION_GRACE_MS = 30 * 86_400_000
 export const MAX_ROTATION_GRACE_TEXT = '30d'
 
+interface RevokedKey {
+  key: ApiKey
+  /** True when the key was revoked before this call, which then changed nothing. */
+  alreadyRevoked: boolean
+}
+
 interface RotatedKey extends IssuedKey {
   /** When the key's previous tokens stop working (now, unless a grace period was given). */
   previousTokensRetireAt: number
@@ -103,10 +109,11 @@ export class KeysService {
     return {key, token, previousTokensRetireAt}
   }
 
-  async revoke(keyId: string): Promise<ApiKey> {
+  /** Revokes the key; a key revoked before keeps its first revocation time (revoking is idempotent). */
+  async revoke(keyId: string): Promise<RevokedKey> {
     const key = await this.get(keyId)
-    await this.store.revokeKey(key.id, this.clock.now())
-    return this.get(key.id)
+    const revoked = key.revokedAt === null ? await this.store.revokeKey(key.id, this.clock.now()) : false
+    return {key: await this.get(key.id), alreadyRevoked: !revoked}
   }
 }
 

@@ -82,8 +82,9 @@ export class KeysStore {
     })
   }
 
-  async revokeKey(keyId: string, now: number): Promise<void> {
-    await this.db('api_keys').where({id: keyId}).whereNull('revoked_at').update({revoked_at: now})
+  /** Marks the key revoked unless it already is; true when this call revoked it. */
+  async revokeKey(keyId: string, now: number): Promise<boolean> {
+    return (await this.db('api_keys').where({id: keyId}).whereNull('revoked_at').update({revoked_at: now})) > 0
   }
 
   /** Writes the latest use time of many keys at once; never moves a time backwards. */

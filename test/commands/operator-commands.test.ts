@@ -149,20 +149,6 @@ describe('operator commands', function () {
       expect(again.stderr).to.match(/^Error: key .* is revoked; issue a new key instead \(hint: .*\)\n$/)
     })
 
-    it('keys issue refuses an empty or blank --name with one line, as customers create does, and stores no key', async function () {
-      for (const name of ['', '   ']) {
-        const refused = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--name', name], env)
-        expect(refused.code, JSON.stringify(name)).to.equal(1)
-        expect(refused.stderr).to.equal('Error: name must not be empty (hint: leave --name out for a key without a name)\n')
-        const customer = await runCli(['customers', 'create', '--name', name], env)
-        expect(customer.code).to.equal(1)
-        expect(customer.stderr).to.match(/^Error: name must not be empty/)
-      }
-      expect(await db('api_keys').where({customer_id: customerId}).count({n: '*'})).to.deep.equal([{n: 0}])
-      const unnamed = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
-      expect(unnamed.name).to.equal(null)
-    })
-
     it('keys rotate --grace takes at most 30d, and refuses more with one line naming the flag, before any change', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const tokens = async () => Number((await db('api_tokens').where({key_id: issued.id}).count({n: '*'}))[0]!.n)
@@ -177,6 +163,32 @@ describe('operator commands', function () {
       const longest = await runCliJson(['keys', 'rotate', issued.id, '--grace', '30d'], env)
       expect(Date.parse(longest.previous_token_retires_at) - Date.now()).to.be.within(30 * 86_400_000 - 60_000, 30 * 86_400_000)
       expect(await tokens()).to.equal(2)
+    })
+
+    it('keys revoke of a key already revoked says so and when, changes nothing and exits 0, without asking', async function () {
+      const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      const first = await runCliJson(['keys', 'revoke', issued.id, '--yes'], env)
+      expect(first).to.include({id: issued.id, state: 'revoked', already_revoked: false})
+      expect(Date.parse(first.revoked_at)).to.be.within(Date.now() - 60_000, Date.now())
+      const again = await runCli(['keys', 'revoke', issued.id], env)
+      expect(again.code, again.stderr).to.equal(0)
+      expect(again.stdout).to.equal(`Key ${issued.id} was already revoked at ${first.revoked_at}; nothing changed.\n`)
+      const json = await runCliJson(['keys', 'revoke', issued.id, '--yes'], env)
+      expect(json).to.include({id: issued.id, state: 'revoked', already_revoked: true, revoked_at: first.revoked_at})
+    })
+
+    it('keys issue refuses an empty or blank --name with one line, as customers create does, and stores no key', async function () {
+      for (const name of ['', '   ']) {
+        const refused = await runCli(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read', '--name', name], env)
+        expect(refused.code, JSON.stringify(name)).to.equal(1)
+        expect(refused.stderr).to.equal('Error: name must not be empty (hint: leave --name out for a key without a name)\n')
+        const customer = await runCli(['customers', 'create', '--name', name], env)
+        expect(customer.code).to.equal(1)
+        expect(customer.stderr).to.match(/^Error: name must not be empty/)
+      }
+      expect(await db('api_keys').where({customer_id: customerId}).count({n: '*'})).to.deep.equal([{n: 0}])
+      const unnamed = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
+      expect(unnamed.name).to.equal(null)
     })
 
     it('keys rotate without --grace asks first, as revoke does, and refuses without --yes off a terminal', async function () {
