@@ -236,6 +236,34 @@ describe('webhook and delivery commands', function () {
     }
   })
 
+  it('webhooks test still sends to a disabled webhook and says it is disabled and how to enable it', async function () {
+    const id = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})).webhook.id
+    const cliEnv = {...env(), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
+    try {
+      expect((await runCli(['webhooks', 'disable', id], cliEnv)).code).to.equal(0)
+      receiver.reply({status: 204})
+      const before = receiver.requests.length
+      const tested = await runCli(['webhooks', 'test', id], cliEnv)
+      expect(tested.code, tested.stderr).to.equal(0)
+      expect(receiver.requests.length).to.equal(before + 1)
+      expect(tested.stdout).to.include('→ HTTP 204')
+      expect(tested.stderr).to.include(`webhook ${id} is disabled (disabled by an operator)`)
+      expect(tested.stderr).to.include(`leads webhooks enable ${id}`)
+      receiver.reply({status: 204})
+      const json = await runCliJson(['webhooks', 'test', id], cliEnv)
+      expect(json).to.include({webhook_id: id, is_active: false, disabled_reason: 'disabled by an operator', status_code: 204})
+      // An active webhook's test says nothing of the kind.
+      expect((await runCli(['webhooks', 'enable', id], cliEnv)).code).to.equal(0)
+      receiver.reply({status: 204})
+      const active = await runCli(['webhooks', 'test', id], cliEnv)
+      expect(active.stderr).not.to.include('disabled')
+      receiver.reply({status: 204})
+      expect(await runCliJson(['webhooks', 'test', id], cliEnv)).to.include({is_active: true, disabled_reason: null})
+    } finally {
+      await daemon.services.webhooks.delete(tenant.customer.id, id)
+    }
+  })
+
   it('after adopt-master-key, rotate-secret --json says previous_secret_until null', async function () {
     const other = {...env(), LEADS_MASTER_KEY: 'cd'.repeat(32)}
     const id = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})).webhook.id
