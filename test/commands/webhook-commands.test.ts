@@ -136,6 +136,17 @@ describe('webhook and delivery commands', function () {
     expect(receiver.requests.at(-1)!.headers['x-service-delivery']).to.equal(deliveryId)
     for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
+    // A redelivered delivery keeps its earlier attempts: attempts_made counts them all, as the
+    // attempts listed and the ATTEMPTS column do; the attempts of this round are named apart.
+    const shown = await runCliJson(['deliveries', 'show', deliveryId], env())
+    expect(shown.attempts).to.have.length(2)
+    expect(shown).to.include({attempts_made: 2, attempts_since_queued: 1})
+    const listed = (await runCliJson(['deliveries', 'list', '--webhook', webhookId], env())).deliveries.find((d: {id: string}) => d.id === deliveryId)
+    expect(listed).to.include({attempts_made: 2, attempts_since_queued: 1})
+    const inspected = (await runCliJson(['webhooks', 'inspect', webhookId], env())).recent.find((d: {id: string}) => d.id === deliveryId)
+    expect(inspected).to.include({attempts_made: 2, attempts_since_queued: 1})
+    const table = await runCli(['deliveries', 'list', '--webhook', webhookId, '--columns', 'id,attempts'], env())
+    expect(table.stdout).to.match(new RegExp(`${deliveryId.slice(0, 8)}\\S*\\s+2\\s*$`, 'm'))
   })
 
   it('refuses to seal or open a webhook secret under another LEADS_MASTER_KEY than the database adopted, changing nothing', async function () {
