@@ -121,6 +121,7 @@ export function serviceParts(ctx: PartsContext): GetPart<ServiceParts> {
         await get('queue'),
         await stores('events'),
         await get('inFlight'),
+        new (await import('./leads/cursor.js')).CursorCodec(ctx.masterKey),
         clock,
       ),
     leadCounts: () => stores('leadCounts'),

@@ -8,6 +8,9 @@ import {BaseCommand} from '../_shared/base-command.js'
 interface TestOutput {
   webhook_id: string
   url: string
+  /** A disabled webhook is tested too (the check before enabling it), and the output says so. */
+  is_active: boolean
+  disabled_reason: string | null
   delivery_id: string
   status_code: number | null
   error: string | null
@@ -17,16 +20,24 @@ interface TestOutput {
 
 export default class WebhooksTest extends BaseCommand {
   static override description =
-    'Send a signed sample lead.created to a webhook now and show what its receiver answered (nothing is recorded or retried); exits 1 unless it answered 2xx'
+    'Send a signed sample lead.created to a webhook now and show what its receiver answered (nothing is recorded or retried); exits 1 unless it answered 2xx. A disabled webhook is tested too, the check before enabling it, with a note on stderr that it is disabled'
   static override examples = ['<%= config.bin %> webhooks test wh_3b1f0c2d9e8a', '<%= config.bin %> webhooks test wh_3b1f0c2d9e8a --json']
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
 
   async run(): Promise<TestOutput> {
     const {args} = await this.parse(WebhooksTest)
     const {webhook, deliveryId, result} = await this.withServices(['webhookTest'], (services) => services.webhookTest.send(args.webhookId))
+    // Sent all the same: testing a fixed receiver before enabling its webhook is what this is for.
+    if (!webhook.isActive) {
+      const reason = webhook.disabledReason ? ` (${webhook.disabledReason})` : ''
+      const note = `note: webhook ${webhook.id} is disabled${reason}: this test was sent anyway, but events get no deliveries until \`leads webhooks enable ${webhook.id}\``
+      process.stderr.write(`${terminalSafe(note)}\n`)
+    }
     const output: TestOutput = {
       webhook_id: webhook.id,
       url: webhook.url,
+      is_active: webhook.isActive,
+      disabled_reason: webhook.disabledReason,
       delivery_id: deliveryId,
       status_code: result.kind === 'response' ? result.statusCode : null,
       error: result.kind === 'response' ? null : result.error,

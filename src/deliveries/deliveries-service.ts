@@ -1,4 +1,5 @@
 import type {EventsStore, StoredEvent} from '../events/events-store.js'
+import type {CursorCodec} from '../leads/cursor.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, NotFoundError, ValidationError} from '../shared/errors.js'
 import {UUID_PATTERN} from '../shared/validate.js'
@@ -34,6 +35,7 @@ export class DeliveriesService {
     private readonly queue: DispatchQueue,
     private readonly events: EventsStore,
     private readonly inFlight: InFlightSlots,
+    private readonly cursors: CursorCodec,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -71,6 +73,29 @@ export class DeliveriesService {
     const found = await this.store.list(storeFilter)
     if (found.length === 0 && filter.webhookId !== undefined) await this.requireKnownWebhook(filter.webhookId)
     return this.withAttempts(found)
+  }
+
+  /**
+   * One page of the operator's delivery list, newest first: `cursor` (an earlier page's
+   * next_cursor, issued for the same webhook and status filters) continues after that page, as
+   * the API's list cursors do; next_cursor is null on the last page.
+   */
+  async page(filter: {
+    webhookId?: string
+    status?: string
+    limit: number
+    cursor?: string
+  }): Promise<{deliveries: DeliveryWithAttempts[]; nextCursor: string | null}> {
+    const status = parseStatus(filter.status)
+    // JSON, so that no webhook id or status can make two filters read the same.
+    const scope = JSON.stringify(['deliveries', filter.webhookId ?? null, status ?? null])
+    const before = filter.cursor === undefined ? undefined : this.cursors.decodeDeliveries(filter.cursor, scope)
+    const found = await this.store.list({webhookId: filter.webhookId, status, limit: filter.limit + 1, before})
+    if (found.length === 0 && filter.webhookId !== undefined && before === undefined) await this.requireKnownWebhook(filter.webhookId)
+    const shown = found.slice(0, filter.limit)
+    const last = shown.at(-1)
+    const nextCursor = found.length > filter.limit && last ? this.cursors.encodeDeliveries({createdAt: last.createdAt, id: last.id}, scope) : null
+    return {deliveries: await this.withAttempts(shown), nextCursor}
   }
 
   /** A deleted webhook's deliveries stay (cancelled), so its id is known while any remain; else it must name a webhook. */

@@ -14,6 +14,8 @@ export interface DeliveryFilter {
   status?: DeliveryStatus
   since?: number
   limit?: number
+  /** Only deliveries older than this one in the list's order (created_at, then id, both descending): the next page. */
+  before?: {createdAt: number; id: string}
 }
 
 /**
@@ -133,6 +135,12 @@ export class DeliveriesStore {
     if (filter.webhookId !== undefined) query.where('webhook_id', filter.webhookId)
     if (filter.status !== undefined) query.where('status', filter.status)
     if (filter.since !== undefined) query.where('created_at', '>=', filter.since)
+    const before = filter.before
+    if (before !== undefined) {
+      query.andWhere((q) =>
+        q.where('created_at', '<', before.createdAt).orWhere((same) => same.where('created_at', before.createdAt).andWhere('id', '<', before.id)),
+      )
+    }
     return ((await query) as DeliveryRow[]).map(deliveryFromRow)
   }
 

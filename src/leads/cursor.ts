@@ -69,6 +69,23 @@ export class CursorCodec {
     return {seq: q, id: i, updatedSince: u, ...unbound(parsed)}
   }
 
+  /**
+   * A position in the operator's delivery list (`leads deliveries list`, newest first), bound to
+   * the filters it was issued for (`scope`) as an API cursor is bound to its customer.
+   */
+  encodeDeliveries(position: DeliveryListPosition, scope: string): string {
+    const payload = Buffer.from(JSON.stringify({k: 'deliveries', v: position.createdAt, i: position.id, c: scope})).toString('base64url')
+    return `${payload}.${this.sign(payload).toString('base64url')}`
+  }
+
+  /** Decodes a delivery-list cursor issued for `scope`; any other cursor, or anything edited, is a ValidationError naming `cursor`. */
+  decodeDeliveries(cursor: string, scope: string): DeliveryListPosition {
+    const parsed = this.verifiedPayload(cursor, scope, otherFilters)
+    const {k, v, i} = parsed
+    if (k !== 'deliveries' || typeof v !== 'number' || !Number.isSafeInteger(v) || typeof i !== 'string' || !UUID_PATTERN.test(i)) throw invalidCursor()
+    return {createdAt: v, id: i}
+  }
+
   /** Decodes a cursor and checks it belongs to the requested sort; throws ValidationError otherwise. */
   decode(cursor: string, sortBy: SortField, sortDir: SortDirection, customerId: string): DecodedPosition<CursorPosition> {
     const position = this.verify(cursor, customerId)
@@ -95,7 +112,7 @@ export class CursorCodec {
   }
 
   /** The payload of a cursor this service signed for the customer (or for no customer); any other string is a 400. */
-  private verifiedPayload(cursor: string, customerId: string): Record<string, unknown> {
+  private verifiedPayload(cursor: string, customerId: string, foreign: () => ValidationError = foreignCursor): Record<string, unknown> {
     const [payload, signature, ...rest] = cursor.split('.')
     if (!payload || !signature || rest.length > 0) throw invalidCursor()
     const given = Buffer.from(signature, 'base64url')
@@ -108,7 +125,7 @@ export class CursorCodec {
     }
     if (parsed === null || typeof parsed !== 'object') throw invalidCursor()
     const issuedFor = (parsed as Record<string, unknown>)['c']
-    if (issuedFor !== undefined && issuedFor !== customerId) throw foreignCursor()
+    if (issuedFor !== undefined && issuedFor !== customerId) throw foreign()
     return parsed as Record<string, unknown>
   }
 
@@ -122,6 +139,19 @@ export interface ChangeCursor {
   seq: number
   id: string
   updatedSince: number | null
+}
+
+/** Where the operator's delivery list stopped: the last delivery shown (the list is newest first, by created_at then id). */
+export interface DeliveryListPosition {
+  createdAt: number
+  id: string
+}
+
+function otherFilters(): ValidationError {
+  return new ValidationError(
+    'cursor was issued for other --webhook/--status filters; repeat those with it, or drop --cursor to start over from the newest',
+    'cursor',
+  )
 }
 
 /** The 400 for a cursor issued for another customer than the caller's. */

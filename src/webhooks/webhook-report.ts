@@ -55,7 +55,13 @@ export interface DeliveryReport {
   status: DeliveryStatus
   /** Where it stands for an operator (delivery-state.ts): waiting, held, backing_off, delivering, or how it ended. */
   state: DeliveryState
+  /** Every attempt on record, earlier rounds included: the length of `attempts`, the ATTEMPTS column. */
   attempts_made: number
+  /**
+   * The attempts since it was last queued (created, or redelivered/recovered: a redelivery keeps
+   * the earlier attempts but starts a fresh round); retries stop when it reaches retry_attempts + 1.
+   */
+  attempts_since_queued: number
   last_error: string | null
   created_at: string
   completed_at: string | null
@@ -120,7 +126,8 @@ export function deliveryReport(delivery: DeliveryWithAttempts, view: DeliverySta
     event_id: delivery.eventId,
     status: delivery.status,
     state: view.state,
-    attempts_made: delivery.attemptsMade,
+    attempts_made: delivery.attempts.length,
+    attempts_since_queued: delivery.attemptsMade,
     last_error: delivery.lastError,
     created_at: isoTime(delivery.createdAt),
     completed_at: isoTimeOrNull(delivery.completedAt),

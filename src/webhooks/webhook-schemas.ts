@@ -2,24 +2,30 @@ import {TEXT_PATTERN, TEXT_RULE} from '../shared/text.js'
 import {EVENT_TYPES} from './webhook-types.js'
 
 /**
- * An https URI without credentials. It names no host rule: hosts are checked by resolving them
+ * An https URI without credentials; the scheme in any case (RFC 3986, 3.1: schemes are
+ * case-insensitive; the stored form is WHATWG URL's, lowercased). It names no host rule: hosts are checked by resolving them
  * (public addresses only in production), and LEADS_WEBHOOK_ALLOW_HOSTS lets development and tests
  * register loopback hosts and ports a pattern would refuse.
  */
 const WEBHOOK_URL = {
   type: 'string',
   format: 'uri',
-  pattern: '^https://[^/?#@]+(?:[/?#].*)?$',
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^/?#@]+(?:[/?#].*)?$',
   minLength: 1,
   maxLength: 2048,
   description:
-    'A public https URI (RFC 3986: an internationalised host in its punycode form, other characters percent-encoded), without credentials, at most 2048 characters also once normalised. Its host must not be, or resolve to, a loopback, private, link-local, unique-local, multicast, unspecified, CGNAT or metadata address; checked again at each delivery.',
+    'A public https URI (RFC 3986: an internationalised host in its punycode form, other characters percent-encoded), without credentials, at most 2048 characters also once normalised. Surrounding whitespace is trimmed; scheme and host may be in any case and are stored in lower case. Its host must not be, or resolve to, a loopback, private, link-local, unique-local, multicast, unspecified, CGNAT or metadata address; checked again at each delivery.',
 } as const
 
 const common = {
   url: WEBHOOK_URL,
   event_types: {type: 'array', minItems: 1, uniqueItems: true, items: {type: 'string', enum: [...EVENT_TYPES]}},
-  description: {type: ['string', 'null'], maxLength: 500, pattern: TEXT_PATTERN},
+  description: {
+    type: ['string', 'null'],
+    maxLength: 500,
+    pattern: TEXT_PATTERN,
+    description: 'Surrounding whitespace is trimmed; a blank string is stored as null.',
+  },
   timeout_seconds: {type: 'integer', minimum: 1, maximum: 60},
   retry_attempts: {type: 'integer', minimum: 0, maximum: 10},
 } as const

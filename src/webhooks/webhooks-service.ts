@@ -239,8 +239,20 @@ export function toApiWebhook(webhook: Webhook): ApiWebhook {
 
 function validated(validate: Validator, body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body must be a JSON object')
-  const copy = {...(body as Record<string, unknown>)}
+  const copy = trimmed(body as Record<string, unknown>)
   if (!validate(copy)) throw toValidationError(validate.errors?.[0], (param) => WEBHOOK_RULES[param], 'field')
+  return copy
+}
+
+/**
+ * The body with `url` and `description` trimmed, as a lead's strings are (contract: strings are
+ * trimmed before validation): a URL pasted with a trailing newline is the same URL, and a blank
+ * description is no description (null), as a blank contact field is "not given".
+ */
+function trimmed(body: Record<string, unknown>): Record<string, unknown> {
+  const copy = {...body}
+  if (typeof copy['url'] === 'string') copy['url'] = copy['url'].trim()
+  if (typeof copy['description'] === 'string') copy['description'] = copy['description'].trim() || null
   return copy
 }
 

@@ -239,6 +239,53 @@ describe('delivery state commands', function () {
       })
     })
 
+    describe('deliveries list --cursor', function () {
+      it('pages to older deliveries with next_cursor, as the API pages its lists, and refuses a cursor of other filters', async function () {
+        const webhook = await newWebhook()
+        const ids: string[] = []
+        for (let i = 0; i < 5; i++) ids.push(await addDelivery(webhook, {status: 'failed', attempts: [{statusCode: 500, outcome: 'final'}]}))
+        // Three share one created_at: the page boundary must fall between deliveries of the same millisecond too.
+        const at = Date.now() - 60_000
+        await db('deliveries').where({customer_id: customerId}).whereIn('id', ids.slice(1, 4)).update({created_at: at})
+        const all = (await runCliJson(['deliveries', 'list', '--webhook', webhook.id, '--limit', '1000'], env)) as {
+          deliveries: Array<{id: string}>
+          next_cursor: string | null
+        }
+        expect(all.next_cursor).to.equal(null)
+        expect(all.deliveries.map((d) => d.id).sort()).to.deep.equal([...ids].sort())
+
+        const paged: string[] = []
+        const cursors: string[] = []
+        let cursor: string | null = null
+        do {
+          const page = (await runCliJson(['deliveries', 'list', '--webhook', webhook.id, '--limit', '2', ...(cursor ? ['--cursor', cursor] : [])], env)) as {
+            deliveries: Array<{id: string}>
+            next_cursor: string | null
+          }
+          expect(page.deliveries.length).to.be.within(1, 2)
+          paged.push(...page.deliveries.map((d) => d.id))
+          cursor = page.next_cursor
+          if (cursor) cursors.push(cursor)
+        } while (cursor && paged.length < 10)
+        expect(paged).to.deep.equal(all.deliveries.map((d) => d.id))
+        expect(cursors).to.have.length(2)
+
+        // At a terminal or in a pipe, the table is followed by how to get the next page, on stderr.
+        const text = await runCli(['deliveries', 'list', '--webhook', webhook.id, '--limit', '2'], env)
+        expect(text.code, text.stderr).to.equal(0)
+        expect(text.stderr).to.match(/^more: add --cursor \S+ for the next page\n$/)
+        const last = await runCli(['deliveries', 'list', '--webhook', webhook.id, '--limit', '2', '--cursor', cursors[1]!], env)
+        expect(last.stderr).to.equal('')
+
+        const otherFilter = await runCli(['deliveries', 'list', '--webhook', webhook.id, '--status', 'failed', '--limit', '2', '--cursor', cursors[0]!], env)
+        expect(otherFilter.code).to.equal(1)
+        expect(otherFilter.stderr).to.include('cursor was issued for other --webhook/--status filters')
+        const edited = await runCli(['deliveries', 'list', '--webhook', webhook.id, '--cursor', `${cursors[0]!}x`], env)
+        expect(edited.code).to.equal(1)
+        expect(edited.stderr).to.include('cursor is not valid')
+      })
+    })
+
     describe('webhooks limit', function () {
       it("sets a webhook's in-flight cap, refuses one out of range in one line with a hint, and resets it to the default", async function () {
         const webhook = await newWebhook()

@@ -152,6 +152,17 @@ describe('webhook and delivery commands', function () {
     expect(receiver.requests.at(-1)!.headers['x-service-delivery']).to.equal(deliveryId)
     for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
+    // A redelivered delivery keeps its earlier attempts: attempts_made counts them all, as the
+    // attempts listed and the ATTEMPTS column do; the attempts of this round are named apart.
+    const shown = await runCliJson(['deliveries', 'show', deliveryId], env())
+    expect(shown.attempts).to.have.length(2)
+    expect(shown).to.include({attempts_made: 2, attempts_since_queued: 1})
+    const listed = (await runCliJson(['deliveries', 'list', '--webhook', webhookId], env())).deliveries.find((d: {id: string}) => d.id === deliveryId)
+    expect(listed).to.include({attempts_made: 2, attempts_since_queued: 1})
+    const inspected = (await runCliJson(['webhooks', 'inspect', webhookId], env())).recent.find((d: {id: string}) => d.id === deliveryId)
+    expect(inspected).to.include({attempts_made: 2, attempts_since_queued: 1})
+    const table = await runCli(['deliveries', 'list', '--webhook', webhookId, '--columns', 'id,attempts'], env())
+    expect(table.stdout).to.match(new RegExp(`${deliveryId.slice(0, 8)}\\S*\\s+2\\s*$`, 'm'))
   })
 
   it('refuses to seal or open a webhook secret under another LEADS_MASTER_KEY than the database adopted, changing nothing', async function () {
@@ -248,6 +259,34 @@ describe('webhook and delivery commands', function () {
       expect(third.previous_secret_until).to.be.a('string')
     } finally {
       expect((await runCli(['maintenance', 'adopt-master-key', '--yes'], env())).code).to.equal(0)
+      await daemon.services.webhooks.delete(tenant.customer.id, id)
+    }
+  })
+
+  it('webhooks test still sends to a disabled webhook and says it is disabled and how to enable it', async function () {
+    const id = (await daemon.services.webhooks.create(tenant.customer.id, {url: receiver.url, event_types: ['lead.created']})).webhook.id
+    const cliEnv = {...env(), LEADS_WEBHOOK_ALLOW_HOSTS: 'localhost'}
+    try {
+      expect((await runCli(['webhooks', 'disable', id], cliEnv)).code).to.equal(0)
+      receiver.reply({status: 204})
+      const before = receiver.requests.length
+      const tested = await runCli(['webhooks', 'test', id], cliEnv)
+      expect(tested.code, tested.stderr).to.equal(0)
+      expect(receiver.requests.length).to.equal(before + 1)
+      expect(tested.stdout).to.include('→ HTTP 204')
+      expect(tested.stderr).to.include(`webhook ${id} is disabled (disabled by an operator)`)
+      expect(tested.stderr).to.include(`leads webhooks enable ${id}`)
+      receiver.reply({status: 204})
+      const json = await runCliJson(['webhooks', 'test', id], cliEnv)
+      expect(json).to.include({webhook_id: id, is_active: false, disabled_reason: 'disabled by an operator', status_code: 204})
+      // An active webhook's test says nothing of the kind.
+      expect((await runCli(['webhooks', 'enable', id], cliEnv)).code).to.equal(0)
+      receiver.reply({status: 204})
+      const active = await runCli(['webhooks', 'test', id], cliEnv)
+      expect(active.stderr).not.to.include('disabled')
+      receiver.reply({status: 204})
+      expect(await runCliJson(['webhooks', 'test', id], cliEnv)).to.include({is_active: true, disabled_reason: null})
+    } finally {
       await daemon.services.webhooks.delete(tenant.customer.id, id)
     }
   })

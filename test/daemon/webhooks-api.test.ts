@@ -73,6 +73,31 @@ describe('webhook management API', function () {
       expect(response.body.webhook).to.include({description: 'CRM sync', timeout_seconds: 60, retry_attempts: 0})
     })
 
+    it('takes a URL scheme and host in any case and stores them lowercased (RFC 3986)', async function () {
+      const created = await call('POST', BASE, {url: 'HTTPS://Hooks.Example.COM/Leads?A=B', event_types: ['lead.created']})
+      expect(created.status, created.text).to.equal(201)
+      expect(created.body.webhook.url).to.equal('https://hooks.example.com/Leads?A=B')
+      const changed = await call('PATCH', `${BASE}/${created.body.webhook.id}`, {url: 'Https://HOOKS.example.com/b'})
+      expect(changed.status, changed.text).to.equal(200)
+      expect(changed.body.webhook.url).to.equal('https://hooks.example.com/b')
+      // Only the case is free: another scheme is refused as before.
+      const http = await call('POST', BASE, {url: 'HTTP://hooks.example.com/', event_types: ['lead.created']})
+      expect(http.status).to.equal(400)
+      expect(http.body.error.param).to.equal('url')
+    })
+
+    it('trims url and description as it trims a lead’s strings; a blank description is null', async function () {
+      const created = await call('POST', BASE, {url: '  https://hooks.example.com/t \n', event_types: ['lead.created'], description: '  CRM sync\t'})
+      expect(created.status, created.text).to.equal(201)
+      expect(created.body.webhook).to.include({url: 'https://hooks.example.com/t', description: 'CRM sync'})
+      const changed = await call('PATCH', `${BASE}/${created.body.webhook.id}`, {url: ' https://hooks.example.com/u ', description: '   '})
+      expect(changed.status, changed.text).to.equal(200)
+      expect(changed.body.webhook).to.include({url: 'https://hooks.example.com/u', description: null})
+      const blank = await call('POST', BASE, {url: '   ', event_types: ['lead.created']})
+      expect(blank.status).to.equal(400)
+      expect(blank.body.error.param).to.equal('url')
+    })
+
     for (const [label, body, param] of [
       ['an http URL', {url: 'http://hooks.example.com/', event_types: ['lead.created']}, 'url'],
       ['a loopback URL', {url: 'https://127.0.0.1/', event_types: ['lead.created']}, 'url'],

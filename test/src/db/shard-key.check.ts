@@ -86,8 +86,8 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
     why: 'operator commands that name a webhook (`leads webhooks inspect|enable|disable|delete|test|rotate-secret <id>`), and the worker re-reading one after recording its health',
   },
   {
-    sql: /^select \* from `deliveries` where `webhook_id` = \?( and `status` = \?)? order by `created_at` desc, `id` desc limit \?$/,
-    why: '`leads webhooks inspect <id>` and `leads deliveries list --webhook <id>`: the deliveries of a webhook the operator named',
+    sql: /^select \* from `deliveries` where `webhook_id` = \?( and `status` = \?)?( and \(`created_at` < \? or \(`created_at` = \? and `id` < \?\)\))? order by `created_at` desc, `id` desc limit \?$/,
+    why: '`leads webhooks inspect <id>` and `leads deliveries list --webhook <id> [--cursor]`: the deliveries of a webhook the operator named, a page of them after a cursor',
   },
   {sql: /^select \* from `deliveries` where `id` = \? limit \?$/, why: '`leads deliveries show <id>` and `redeliver`, and the worker re-reading a delivery'},
   {sql: /^select \* from `events` where `id` = \? limit \?$/, why: '`leads deliveries show <id>`: the event of the delivery shown'},
