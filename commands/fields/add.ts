@@ -11,7 +11,7 @@ export default class FieldsAdd extends BaseCommand {
     customer: sharedFlags.customer,
     slug: Flags.string({description: 'slug used as the key in custom_fields (a-z, 0-9, _)', required: true}),
     type: Flags.string({description: 'value type', required: true, options: [...FIELD_TYPES]}),
-    name: Flags.string({description: 'display name; default: the slug'}),
+    name: Flags.string({description: 'display name; leave it out for the slug (an empty one is refused)'}),
   }
 
   async run(): Promise<FieldOutput> {

@@ -9,14 +9,14 @@ export default class StagesAdd extends BaseCommand {
   static override flags = {
     customer: sharedFlags.customer,
     slug: Flags.string({description: 'slug clients send as stage_slug (a-z, 0-9, _)', required: true}),
-    name: Flags.string({description: 'display name; default: the slug'}),
+    name: Flags.string({description: 'display name; leave it out for the slug (an empty one is refused)'}),
     color: Flags.string({description: 'colour as #rrggbb', default: '#64748b'}),
   }
 
   async run(): Promise<StageOutput> {
     const {flags} = await this.parse(StagesAdd)
     const stage = await this.withServices(['customers'], (services) =>
-      services.customers.addStage(flags.customer, {slug: flags.slug, name: flags.name ?? flags.slug, color: flags.color}),
+      services.customers.addStage(flags.customer, {slug: flags.slug, name: flags.name, color: flags.color}),
     )
     this.log(`Added stage ${stage.slug} at position ${stage.position}.`)
     return stageOutput(stage)

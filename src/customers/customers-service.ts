@@ -15,7 +15,7 @@ interface CreateCustomerInput {
 
 interface AddStageInput {
   slug: string
-  name: string
+  name?: string
   color?: string
 }
 
@@ -73,7 +73,7 @@ export class CustomersService {
       id: randomUUID(),
       customerId,
       slug,
-      name: requireName(input.name, 'name', slug),
+      name: nameOrSlug(input.name, slug),
       color: color.toLowerCase(),
       position: stages.length === 0 ? 0 : Math.max(...stages.map((s) => s.position)) + 1,
     }
@@ -93,7 +93,7 @@ export class CustomersService {
     if (!(FIELD_TYPES as readonly string[]).includes(input.type)) {
       throw new ValidationError(`type must be one of ${FIELD_TYPES.join(', ')}`, 'type')
     }
-    const field = {id: randomUUID(), customerId, slug, name: requireName(input.name, 'name', slug), type: input.type as FieldType}
+    const field = {id: randomUUID(), customerId, slug, name: nameOrSlug(input.name, slug), type: input.type as FieldType}
     await this.store.insertField(field, this.clock.now())
     return {...field, reserved: false}
   }
@@ -105,4 +105,10 @@ export class CustomersService {
     const removed = await this.store.deleteField(customerId, slug)
     if (!removed) throw new NotFoundError(`field "${slug}" does not exist`, 'run `leads fields list --customer ...`')
   }
+}
+
+/** No name gives the slug; a name given empty or blank is a mistake (an unset shell variable), refused as customers create and keys issue refuse it. */
+function nameOrSlug(name: string | undefined, slug: string): string {
+  if (name !== undefined && name.trim() === '') throw new ValidationError('name must not be empty', 'name', 'leave --name out to use the slug')
+  return requireName(name, 'name', slug)
 }

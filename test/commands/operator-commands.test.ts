@@ -290,6 +290,24 @@ describe('operator commands', function () {
       expect(await runCliJson(['fields', 'remove', '--customer', customerId, '--slug', 'budget', '--yes'], env)).to.deep.equal({slug: 'budget', removed: true})
     })
 
+    it('stages add and fields add refuse an empty or blank --name, as customers create does; left out, the name is the slug', async function () {
+      for (const name of ['', '   ']) {
+        const stage = await runCli(['stages', 'add', '--customer', customerId, '--slug', 'showing', '--name', name], env)
+        expect(stage.code, JSON.stringify(name)).to.equal(1)
+        expect(stage.stderr).to.equal('Error: name must not be empty (hint: leave --name out to use the slug)\n')
+        const field = await runCli(['fields', 'add', '--customer', customerId, '--slug', 'budget', '--type', 'number', '--name', name], env)
+        expect(field.code, JSON.stringify(name)).to.equal(1)
+        expect(field.stderr).to.equal('Error: name must not be empty (hint: leave --name out to use the slug)\n')
+      }
+      expect((await services.customers.listStages(customerId)).map((stage) => stage.slug)).not.to.include('showing')
+      expect((await services.customers.listFields(customerId)).map((field) => field.slug)).not.to.include('budget')
+      expect(await runCliJson(['stages', 'add', '--customer', customerId, '--slug', 'showing'], env)).to.include({slug: 'showing', name: 'showing'})
+      expect(await runCliJson(['fields', 'add', '--customer', customerId, '--slug', 'budget', '--type', 'number'], env)).to.include({
+        slug: 'budget',
+        name: 'budget',
+      })
+    })
+
     it('ratelimit set/show/clear manage overrides per customer and per key', async function () {
       const issued = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
       const customerSet = await runCliJson(['ratelimit', 'set', '--customer', customerId, '--per-minute', '120', '--per-hour', '5000'], env)
