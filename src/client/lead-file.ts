@@ -150,15 +150,14 @@ async function* readCsv(file: string, ignored: Set<string>): AsyncGenerator<File
  * objects and the read-only columns of `leads pull`; anything else stops the push before it starts.
  */
 function checkHeader(header: string[]): void {
-  for (const column of header) {
-    if (!CONTACT_COLUMNS.has(column) && !CUSTOM_COLUMN.test(column) && column !== OTHER_CUSTOM_FIELDS_COLUMN && !READ_ONLY_COLUMNS.has(column)) {
-      throw new ValidationError(
-        `unknown CSV column "${column}"`,
-        'file',
-        `use ${[...CONTACT_COLUMNS].join(', ')}, custom_fields.<slug>[:string|number|boolean] or custom_fields (JSON)`,
-      )
-    }
-  }
+  const known = (column: string) =>
+    CONTACT_COLUMNS.has(column) || CUSTOM_COLUMN.test(column) || column === OTHER_CUSTOM_FIELDS_COLUMN || READ_ONLY_COLUMNS.has(column)
+  const unknown = header.find((column) => !known(column))
+  if (unknown === undefined) return
+  const accepted = `${[...CONTACT_COLUMNS].join(', ')}, custom_fields.<slug>[:string|number|boolean] or custom_fields (JSON)`
+  // No column known at all: most likely a file without a header, whose first row of data was read as one.
+  const hint = header.some(known) ? `use ${accepted}` : `the first line must be the header naming the columns: ${accepted}`
+  throw new ValidationError(`unknown CSV column "${unknown}"`, 'file', hint)
 }
 
 function csvRecordToLead(record: Record<string, string>): Record<string, unknown> {

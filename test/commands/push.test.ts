@@ -137,10 +137,24 @@ describe('leads push', function () {
   })
 
   it('stops before sending anything on an unknown CSV column', async function () {
-    const file = write('bad.csv', 'name,email\nAda,ada@example.org\n')
+    const file = write('bad.csv', 'contact_name,email\nAda,ada@example.org\n')
     const result = await runCli(['push', file], env())
     expect(result.code).to.equal(1)
-    expect(result.stderr).to.match(/^Error: unknown CSV column "name" \(hint: use contact_name, .*custom_fields\.<slug>/)
+    expect(result.stderr).to.match(/^Error: unknown CSV column "email" \(hint: use contact_name, .*custom_fields\.<slug>/)
+    expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
+  })
+
+  it('says the first line must be the header when a CSV starts with data, naming the columns it takes', async function () {
+    const file = write('no-header.csv', 'Jane Doe,+15551234567,jane@example.org\nAda,+15557654321,ada@example.org\n')
+    for (const dryRun of [[], ['--dry-run']]) {
+      const result = await runCli(['push', file, ...dryRun], env())
+      expect(result.code).to.equal(1)
+      expect(result.stdout).to.equal('')
+      expect(result.stderr).to.equal(
+        'Error: unknown CSV column "Jane Doe" (hint: the first line must be the header naming the columns: contact_name, contact_phone, contact_email, ' +
+          'stage_slug, source_platform, source_type, custom_fields.<slug>[:string|number|boolean] or custom_fields (JSON))\n',
+      )
+    }
     expect(await counts(daemon, tenant)).to.deep.equal({leads: 0, events: 0})
   })
 
