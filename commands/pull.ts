@@ -19,7 +19,7 @@ Syncs on the change feed (GET /leads?sync=true): every committed create, merge a
 
 The state file (default: one per base URL and customer in the CLI data directory) wins over --since; the run says on stderr where it resumes. --reset starts over, --no-state keeps no position at all.
 
---format csv is plain CSV that \`leads push\` reads back: a column custom_fields.<slug> (with :number or :boolean) for each custom field found on the first page, the others as JSON in a last custom_fields column; push ignores the read-only columns (id, created_at, ...). --format csv-excel is for spreadsheets: it also neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text, at the price of values a program reads as changed ('+1 555...).
+--format csv is plain CSV that \`leads push\` reads back: a column custom_fields.<slug> (with :number or :boolean) for each custom field found on the first page, the others as JSON in a last custom_fields column (with --no-custom-fields, none of these columns); push ignores the read-only columns (id, created_at, ...). --format csv-excel is for spreadsheets: it also neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text, at the price of values a program reads as changed ('+1 555...).
 
 Reaches the API with --base-url, --token (scope public_api:leads:read) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds.`
   static override examples = [
@@ -89,7 +89,7 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
         includeCustomFields: flags['custom-fields'],
         follow: flags.follow,
         intervalMs,
-        writer: new LeadWriter(format, writeStdout),
+        writer: new LeadWriter(format, writeStdout, flags['custom-fields']),
         unreadOutputBytes: stdoutIsPipe() ? PIPE_CAPACITY_BYTES : 0,
         signal: interrupted.signal,
         onStart: (start) => this.announce(start, stateFile),

@@ -93,9 +93,11 @@ export class LeadWriter {
   /** CSV: the custom-field columns, fixed by the first page (the header is written with it). */
   private customColumns: CustomColumn[] | null = null
 
+  /** customFields false (pull --no-custom-fields): the CSV has no custom-field columns, not even an always empty custom_fields. */
   constructor(
     private readonly format: PullFormat,
     private readonly write: (text: string) => Promise<void>,
+    private readonly customFields = true,
   ) {}
 
   async start(): Promise<void> {
@@ -126,8 +128,9 @@ export class LeadWriter {
   /** The header row, the first time only. */
   private csvHeader(leads: readonly Lead[]): string {
     if (this.customColumns !== null) return ''
-    this.customColumns = customColumnsOf(leads)
-    return stringify([[...CSV_COLUMNS, ...this.customColumns.map(customColumnName), OTHER_CUSTOM_FIELDS_COLUMN]], CSV_OPTIONS)
+    this.customColumns = this.customFields ? customColumnsOf(leads) : []
+    const custom = this.customFields ? [...this.customColumns.map(customColumnName), OTHER_CUSTOM_FIELDS_COLUMN] : []
+    return stringify([[...CSV_COLUMNS, ...custom]], CSV_OPTIONS)
   }
 
   private csvRow(lead: Lead): unknown[] {
@@ -161,8 +164,7 @@ export class LeadWriter {
       lead.owner?.role_name ?? null,
       lead.last_interaction_at,
       lead.interaction_count,
-      ...own,
-      others,
+      ...(this.customFields ? [...own, others] : []),
     ]
     return this.format === 'csv-excel' ? row.map(neutraliseCsvCell) : row
   }

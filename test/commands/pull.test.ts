@@ -290,6 +290,18 @@ describe('leads pull', function () {
       expect(updated.at(-1)!.custom_fields).to.deep.equal({budget: 12, lead_line: 'buyer'})
       const without = await runCli(['pull', '--no-state', '--no-custom-fields'], env())
       expect(JSON.parse(without.stdout.split('\n')[0]!)).to.not.have.property('custom_fields')
+      // CSV: the custom fields' columns when asked for, none at all (not an empty custom_fields column) when not.
+      const headerOf = async (...flags: string[]) =>
+        (await runCli(['pull', '--no-state', '--format', 'csv', ...flags], env())).stdout.split('\n')[0]!.split(',')
+      expect((await headerOf()).at(-1)).to.equal('custom_fields')
+      for (const format of ['csv', 'csv-excel']) {
+        const header = (await runCli(['pull', '--no-state', '--format', format, '--no-custom-fields'], env())).stdout.split('\n')[0]!.split(',')
+        expect(
+          header.filter((column) => column.startsWith('custom_fields')),
+          format,
+        ).to.deep.equal([])
+        expect(header.at(-1)).to.equal('interaction_count')
+      }
     })
 
     it('neutralises formula-like CSV cells with --format csv-excel only, and says so in its help', async function () {
