@@ -5,6 +5,7 @@ import type {IdempotencyStore} from '../idempotency/idempotency-store.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import type {Clock} from '../shared/clock.js'
 import {ValidationError} from '../shared/errors.js'
+import {textProblem} from '../shared/text.js'
 import type {BulkGuess} from './bulk-guess.js'
 import {type BulkPlan, type BulkRow, ON_DUPLICATE, type OnDuplicate, planBulk} from './bulk-plan.js'
 import {completeLeadInput, type CustomerSetup, type LeadDraft, readLeadDraft} from './lead-input.js'
@@ -71,7 +72,7 @@ export class BulkWriter {
       // The leads go ahead: the database writes them (the larger part of its work) while their
       // counts, search words and the stored response are built.
       if (write) trx.sendAhead(holds ? guessed!.leadRows : this.leads.upsertRows(planned.plan.writes))
-      const result = {dryRun: request.dryRun, outcomes: planned.plan.outcomes, unknownCustomFields: unknownFieldReport(planned.rows)}
+      const result = {dryRun: request.dryRun, outcomes: planned.plan.outcomes, unknownCustomFields: unknownFieldReport(request.leads, known)}
       const derived = write ? this.leads.derivedFromUpsert(planned.plan.writes, new Map(existing.map((entry) => [entry.lead.id, entry.lead]))) : []
       const stored = hooks.key ? this.idempotency.completeStatements([storedResponse(hooks.key, result)]) : []
       return {value: result, commitWith: [...derived, ...stored]}
@@ -135,10 +136,21 @@ function parseBulkRequest(body: unknown): {leads: unknown[]; dryRun: boolean; on
   return {leads: copy['leads'] as unknown[], dryRun: copy['dry_run'] as boolean, onDuplicate: copy['on_duplicate'] as OnDuplicate}
 }
 
-function unknownFieldReport(rows: BulkRow[]): Array<{slug: string; rows: number[]}> {
+/**
+ * The slugs the rows name that the customer does not define, read from the rows as sent: a row
+ * that failed (its contact, a known field's value, on_duplicate) is listed too, so that one pass
+ * over the report finds every renamed field. A key that is not well-formed text is no slug anyone
+ * defined, and its row fails for it.
+ */
+function unknownFieldReport(leads: readonly unknown[], setup: CustomerSetup): Array<{slug: string; rows: number[]}> {
   const bySlug = new Map<string, number[]>()
-  for (const row of rows) {
-    for (const slug of row.input?.unknownCustomFields ?? []) bySlug.set(slug, [...(bySlug.get(slug) ?? []), row.index])
-  }
+  leads.forEach((raw, index) => {
+    const values = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>)['custom_fields'] : undefined
+    if (values === null || typeof values !== 'object' || Array.isArray(values)) return
+    for (const slug of Object.keys(values)) {
+      if (setup.fields.has(slug) || textProblem(slug, 'line') !== null) continue
+      bySlug.set(slug, [...(bySlug.get(slug) ?? []), index])
+    }
+  })
   return [...bySlug].map(([slug, indexes]) => ({slug, rows: indexes}))
 }

@@ -135,6 +135,8 @@ export const BULK_RESPONSE_SCHEMA = {
     },
     unknown_custom_fields: {
       type: 'array',
+      description:
+        'Each slug the rows name that the customer does not define, with the indexes of the rows that name it, in order of first appearance; a failed row is listed too, so that one pass finds every renamed field.',
       items: {
         type: 'object',
         additionalProperties: false,

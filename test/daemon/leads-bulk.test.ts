@@ -71,6 +71,33 @@ describe('POST /api/agents/crm/leads/bulk', function () {
           expect(created.custom_fields).to.deep.equal({budget: 10})
         })
 
+        it('lists the unknown custom fields of every row that names one, failed rows too, so that one pass finds them all', async function () {
+          await postJson(daemon, tenant, CREATE, {contact_name: 'Existing', contact_email: 'existing@example.org'})
+          for (const dryRun of [true, false]) {
+            const response = await bulk({
+              dry_run: dryRun,
+              on_duplicate: 'error',
+              leads: [
+                {contact_email: 'broken', custom_fields: {pet: 'dog'}},
+                {contact_name: 'Bad budget', custom_fields: {budget: 'high', pet: 'cat', shoe_size: 44}},
+                {contact_email: 'existing@example.org', custom_fields: {pet: 'fish'}},
+                {contact_name: 'Fine', custom_fields: {shoe_size: 40, budget: 1}},
+                {contact_name: 'No object', custom_fields: ['pet']},
+                {contact_name: 'Bad slug', custom_fields: {'pe\u0000t': 1}},
+              ],
+            })
+            expect(response.status).to.equal(200)
+            expect(
+              response.body.results.map((r: {status: string}) => r.status),
+              String(dryRun),
+            ).to.deep.equal(['failed', 'failed', 'failed', 'created', 'failed', 'failed'])
+            expect(response.body.unknown_custom_fields, String(dryRun)).to.deep.equal([
+              {slug: 'pet', rows: [0, 1, 2]},
+              {slug: 'shoe_size', rows: [1, 3]},
+            ])
+          }
+        })
+
         it('emits no lead.created event for bulk-created leads', async function () {
           await bulk({leads: [{contact_name: 'A'}, {contact_name: 'B'}, {contact_email: 'c@example.org'}]})
           expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 0})
