@@ -286,6 +286,30 @@ describe('delivery state commands', function () {
       })
     })
 
+    describe('deliveries list without --webhook', function () {
+      it('lists the recent deliveries of every customer, newest first, for an operator who names no webhook', async function () {
+        const first = await newWebhook()
+        const older = await addDelivery(first, {status: 'failed', attempts: [{statusCode: 500, outcome: 'final'}]})
+        const firstCustomer = customerId
+        customerId = (await services.customers.create({name: 'Delivery state test, another customer'})).id
+        const second = await newWebhook()
+        const newer = await addDelivery(second)
+        // Ahead of whatever else the database holds: the newest two are these.
+        const ahead = Date.now() + 3_600_000
+        await db('deliveries').where({customer_id: firstCustomer, id: older}).update({created_at: ahead})
+        await db('deliveries')
+          .where({customer_id: customerId, id: newer})
+          .update({created_at: ahead + 1})
+
+        const page = await runCliJson(['deliveries', 'list', '--limit', '1'], env)
+        expect(page.deliveries.map((d: {id: string; webhook_id: string}) => [d.id, d.webhook_id])).to.deep.equal([[newer, second.id]])
+        const next = await runCliJson(['deliveries', 'list', '--limit', '1', '--cursor', page.next_cursor], env)
+        expect(next.deliveries.map((d: {id: string; webhook_id: string}) => [d.id, d.webhook_id])).to.deep.equal([[older, first.id]])
+        const failed = await runCliJson(['deliveries', 'list', '--status', 'failed', '--limit', '1'], env)
+        expect(failed.deliveries.map((d: {id: string; status: string}) => [d.id, d.status])).to.deep.equal([[older, 'failed']])
+      })
+    })
+
     describe('webhooks limit', function () {
       it("sets a webhook's in-flight cap, refuses one out of range in one line with a hint, and resets it to the default", async function () {
         const webhook = await newWebhook()

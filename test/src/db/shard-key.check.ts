@@ -62,7 +62,8 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
   },
 
   // Operator commands over every customer (`leads customers list`, `leads keys list`, the
-  // maintenance reindex and recount without --customer, the search-words migration's rebuild).
+  // maintenance reindex and recount without --customer, the search-words migration's rebuild;
+  // `leads deliveries list` without --webhook is with the other deliveries statements below).
   {sql: /^select \* from `customers` order by `created_at` asc, `id` asc$/, why: '`leads customers list`: every customer'},
   {
     sql: /^select `id` from `customers`$/,
@@ -88,6 +89,10 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
   {
     sql: /^select \* from `deliveries` where `webhook_id` = \?( and `status` = \?)?( and \(`created_at` < \? or \(`created_at` = \? and `id` < \?\)\))? order by `created_at` desc, `id` desc limit \?$/,
     why: '`leads webhooks inspect <id>` and `leads deliveries list --webhook <id> [--cursor]`: the deliveries of a webhook the operator named, a page of them after a cursor',
+  },
+  {
+    sql: /^select \* from `deliveries`( where (`status` = \?)?( and )?(\(`created_at` < \? or \(`created_at` = \? and `id` < \?\)\))?)? order by `created_at` desc, `id` desc limit \?$/,
+    why: '`leads deliveries list` without --webhook [--status] [--cursor]: the operator lists the recent deliveries of every customer, a page of them after a cursor',
   },
   {sql: /^select \* from `deliveries` where `id` = \? limit \?$/, why: '`leads deliveries show <id>` and `redeliver`, and the worker re-reading a delivery'},
   {sql: /^select \* from `events` where `id` = \? limit \?$/, why: '`leads deliveries show <id>`: the event of the delivery shown'},
