@@ -15,6 +15,19 @@ export async function migrateLatest(db: Db): Promise<string[]> {
 
 /** Lists every known migration and whether it has run. */
 export async function migrationStatus(db: Db): Promise<MigrationStatus[]> {
+  // knex's list() creates its two bookkeeping tables where either is missing (an empty database):
+  // --status changes nothing, so there the applied names are read here, if there are any.
+  const {migrations} = db.client.config as Knex.Config
+  const table = migrations?.tableName
+  const source = migrations?.migrationSource
+  if (table !== undefined && source !== undefined) {
+    const [hasTable, hasLock] = await Promise.all([db.schema.hasTable(table), db.schema.hasTable(`${table}_lock`)])
+    if (!hasTable || !hasLock) {
+      const applied: string[] = hasTable ? await db(table).orderBy('id').pluck('name') : []
+      const known = (await source.getMigrations([])).map((migration) => source.getMigrationName(migration))
+      return [...applied.map((name) => ({name, applied: true})), ...known.filter((name) => !applied.includes(name)).map((name) => ({name, applied: false}))]
+    }
+  }
   // Completed entries are knex's records; pending ones are what our migration source listed (file names).
   const [completed, pending] = (await db.migrate.list()) as [Array<{name: string}>, string[]]
   return [...completed.map((entry) => ({name: entry.name, applied: true})), ...pending.map((file) => ({name: file.replace(/\.js$/, ''), applied: false}))]

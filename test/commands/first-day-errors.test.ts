@@ -7,7 +7,7 @@ import {expect} from 'chai'
 import mysql from 'mysql2/promise'
 
 import {backends, describeInMysqlRun} from '../helpers/backends.js'
-import {runCli, runCliProcess} from '../helpers/cli.js'
+import {runCli, runCliJson, runCliProcess} from '../helpers/cli.js'
 
 const MASTER_KEY = 'ab'.repeat(32)
 
@@ -151,6 +151,29 @@ describe('first-day errors', function () {
       expect(daemon.stderr).to.match(
         /^Error: LEADS_DATABASE_URL has \d+ pending migration\(s\), so the daemon does not start \(hint: run `leads migrate` with the same LEADS_DATABASE_URL, then start the daemon again\)\n$/,
       )
+    })
+
+    it('leads migrate --status against an empty database lists every migration as pending and creates no table, as on SQLite', async function () {
+      const empty = `${name}_status`
+      await admin.query(`CREATE DATABASE \`${empty}\` CHARACTER SET utf8mb4`)
+      try {
+        const env = {LEADS_DATABASE_URL: urlOf(empty), LEADS_MASTER_KEY: MASTER_KEY}
+        const result = await runCli(['migrate', '--status'], env)
+        expect(result.code, result.stderr).to.equal(0)
+        const rows = result.stdout.trim().split('\n')
+        expect(rows.length).to.be.greaterThan(10)
+        for (const row of rows) expect(row).to.match(/^\d{14}_[a-z0-9_]+\tpending$/)
+        const json = await runCliJson(['migrate', '--status'], env)
+        expect(json.migrations.map((migration: {name: string}) => migration.name)).to.deep.equal(rows.map((row) => row.split('\t')[0]))
+        const [tables] = await admin.query('SELECT table_name FROM information_schema.tables WHERE table_schema = ?', [empty])
+        expect(tables).to.deep.equal([])
+        // Once migrated, the same command reads what was applied.
+        expect((await runCli(['migrate'], env)).code).to.equal(0)
+        const applied = await runCliJson(['migrate', '--status'], env)
+        expect(applied.migrations.every((migration: {applied: boolean}) => migration.applied)).to.equal(true)
+      } finally {
+        await admin.query(`DROP DATABASE IF EXISTS \`${empty}\``)
+      }
     })
 
     it('leads status gives the same hint for a database that does not exist or refuses the login, not "is the database running?"', async function () {
