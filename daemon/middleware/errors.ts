@@ -1,7 +1,7 @@
 import type {Next} from 'koa'
 
 import {DatabaseUnavailable, isDatabaseUnavailable} from '../../src/db/errors.js'
-import {AppError, type ErrorType, UnavailableError, ValidationError} from '../../src/shared/errors.js'
+import {AppError, type ErrorType, InProgressError, UnavailableError, ValidationError} from '../../src/shared/errors.js'
 import type {AppContext} from '../context.js'
 
 interface Envelope {
@@ -31,7 +31,7 @@ export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> 
   } catch (thrown) {
     // A database that cannot serve now is the client's cue to retry, never an unexpected failure.
     const error = thrown instanceof AppError || !isDatabaseUnavailable(thrown) ? thrown : unavailable(thrown, ctx)
-    if (error instanceof UnavailableError) ctx.set('Retry-After', String(error.retryAfterSeconds))
+    if (error instanceof UnavailableError || error instanceof InProgressError) ctx.set('Retry-After', String(error.retryAfterSeconds))
     const envelope = toEnvelope(error, ctx)
     ctx.status = envelope.error.code
     ctx.body = envelope

@@ -11,7 +11,7 @@ export interface ClientOptions {
   customerId: string
   /** Where baseUrl came from, named in the hint when it cannot be reached (default: LEADS_BASE_URL). */
   baseUrlFrom?: SettingSource
-  /** Retries of network errors and 5xx; 429s wait for Retry-After and do not use these up. */
+  /** Retries of network errors, 5xx and in-progress 409s; 429s wait for Retry-After and do not use these up. */
   retries?: number
   minRetryDelayMs?: number
   sleep?: (ms: number) => Promise<void>
@@ -66,8 +66,9 @@ const UNREACHED_RETRIES = 2
 
 /**
  * The typed client of the public API, used by `leads pull` and `leads push`: the one place that
- * knows paths, headers, the error envelope and the RateLimit headers. Network errors and 5xx are
- * retried with backoff, 429 after its Retry-After; other 4xx fail at once.
+ * knows paths, headers, the error envelope and the RateLimit headers. Network errors, 5xx and a
+ * 409 for a key whose first request is still running are retried with backoff, 429 after its
+ * Retry-After; other 4xx fail at once.
  */
 export class LeadsApiClient {
   private readonly sleep: (ms: number) => Promise<void>
@@ -116,6 +117,12 @@ export class LeadsApiClient {
           throw new RetryableError(message, waitMs)
         }
         if (response.status >= 500) throw new RetryableError(`${method} ${path.split('?')[0]} answered ${response.status}: ${message}`)
+        // A 409 with Retry-After: the first request with this Idempotency-Key (one whose answer was
+        // lost, say) is still running. The same request gets its answer once it ends; a 409
+        // without Retry-After (the key used with another body) never will.
+        if (response.status === 409 && idempotencyKey !== undefined && response.headers.has('retry-after')) {
+          throw new RetryableError(`${method} ${path.split('?')[0]} answered 409: ${message}`)
+        }
         throw new AbortError(new ApiRequestError(envelope?.type ?? 'invalid_request_error', response.status, message, envelope?.param))
       },
       {

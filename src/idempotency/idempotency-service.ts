@@ -4,7 +4,7 @@ import {configure} from 'safe-stable-stringify'
 
 import {isLockRefusal, isUniqueViolation} from '../db/errors.js'
 import {type Clock, systemClock} from '../shared/clock.js'
-import {ConflictError, ValidationError} from '../shared/errors.js'
+import {ConflictError, InProgressError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -73,7 +73,7 @@ export class IdempotencyService {
     const existing = await this.store.find(ticket)
     // Held: the first request is still in its transaction. Stored but gone: purged since; claim again.
     if (!existing) {
-      if (refusal === 'held') throw new ConflictError(IN_PROGRESS)
+      if (refusal === 'held') throw new InProgressError(IN_PROGRESS)
       return {kind: 'retry'}
     }
     return this.decide(ticket, existing)
@@ -91,7 +91,7 @@ export class IdempotencyService {
       const decision = await this.decide(ticket, existing)
       if (decision.kind === 'replay') return decision
     }
-    throw new ConflictError(IN_PROGRESS)
+    throw new InProgressError(IN_PROGRESS)
   }
 
   /** Removes keys older than 24 h. */
@@ -105,7 +105,7 @@ export class IdempotencyService {
       return {kind: 'retry'}
     }
     if (existing.requestHash !== ticket.requestHash) throw new ConflictError(OTHER_BODY)
-    if (existing.statusCode === null) throw new ConflictError(IN_PROGRESS)
+    if (existing.statusCode === null) throw new InProgressError(IN_PROGRESS)
     return {kind: 'replay', statusCode: existing.statusCode, body: existing.responseBody ?? ''}
   }
 

@@ -36,8 +36,10 @@ export const LEAD_INPUT_SCHEMA = {
       type: 'object',
       description: `The customer's custom fields by slug. A field's value is a string of at most ${LEAD_LIMITS.customFieldValue} characters, a number, a boolean or null, of the field's type (else 400 naming custom_fields.<slug>); at most ${LEAD_LIMITS.customFieldsBytes} bytes as JSON per lead, also after a merge. A slug the customer does not define is dropped whatever its value and listed in unknown_custom_fields: a lead is never lost to a renamed field.`,
       propertyNames: {pattern: LINE_PATTERN},
-      // Text follows the body's text rule whatever the slug; other values are checked only for the customer's own fields.
-      additionalProperties: {anyOf: [{type: 'string', pattern: TEXT_PATTERN}, {type: ['number', 'boolean', 'null', 'object', 'array']}]},
+      // Text follows the body's text rule whatever the slug; other values are checked only for the
+      // customer's own fields. Not a list of types: ajv's `number` refuses a non-finite one (1e400
+      // parses to Infinity), which would lose the lead for a slug that is dropped anyway.
+      additionalProperties: {anyOf: [{type: 'string', pattern: TEXT_PATTERN}, {not: {type: 'string'}}]},
     },
     source_platform: {anyOf: [{type: 'string', enum: [...SOURCE_PLATFORMS]}, {type: 'null'}]},
     source_type: {anyOf: [{type: 'string', enum: [...SOURCE_TYPES]}, {type: 'null'}]},

@@ -126,7 +126,7 @@ function webhookPaths(): Json {
           ...errors(
             [400, 401, 403, 404, 409, 413, 415, 429, 500],
             {
-              409: '`is_active: true` for a webhook the service operator disabled: only the operator can enable it. Nothing is changed; the other fields can be changed without `is_active`. Or the Idempotency-Key was used with another body for this webhook, or its first request is still in progress.',
+              409: '`is_active: true` for a webhook the service operator disabled: only the operator can enable it. Nothing is changed; the other fields can be changed without `is_active`. Or the Idempotency-Key was used with another body for this webhook, or its first request is still in progress (only then with Retry-After).',
             },
             true,
           ),

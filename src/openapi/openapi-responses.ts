@@ -42,7 +42,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'The key lacks the scope, or is locked to another customer.',
   404: 'No such webhook for this customer.',
   405: 'A method this path does not serve (TRACE and OPTIONS included); `Allow` lists the ones it does. HEAD is served wherever GET is.',
-  409: 'Idempotency-Key reused with another body, or its first request still in progress.',
+  409: 'Idempotency-Key reused with another body, or its first request still in progress; only the latter carries Retry-After: send the same request again after it.',
   413: 'Body over 1 MiB (10 MiB on bulk).',
   415: 'Body is not application/json.',
   429: 'Rate limit exceeded; wait Retry-After seconds.',
@@ -52,12 +52,19 @@ const ERROR_TEXT: Record<number, string> = {
 }
 
 const RETRY_AFTER = {description: 'Seconds to wait before retrying.', required: true, schema: {type: 'integer', minimum: 0}}
+/** A 409 for a key whose first request is still running says when to send it again; a 409 for another body has none. */
+const IN_PROGRESS_RETRY_AFTER = {
+  description: 'Present only when the first request with this Idempotency-Key is still in progress: seconds to wait before sending the same request again.',
+  required: false,
+  schema: {type: 'integer', minimum: 0},
+}
 
 function headersOf(status: number, write: boolean): Json {
   if (status === 500) return {...rateHeaders(false), ...REQUEST_ID}
   if (status === 503) return {...rateHeaders(false), ...REQUEST_ID, 'Retry-After': RETRY_AFTER}
   if (status === 501) return rateHeaders(false)
   if (status === 429) return {...RATE_HEADERS, 'Retry-After': RETRY_AFTER}
+  if (status === 409) return {...RATE_HEADERS, 'Retry-After': IN_PROGRESS_RETRY_AFTER}
   if (status === 405)
     return {...RATE_HEADERS, Allow: {description: 'The methods the path serves, e.g. `HEAD, GET, POST`.', required: true, schema: {type: 'string'}}}
   return status === 400 && write ? WRITE_HEADERS : RATE_HEADERS

@@ -53,6 +53,20 @@ export class ConflictError extends AppError {
   }
 }
 
+/**
+ * 409: the first request with this Idempotency-Key is still running. Unlike a key reused with
+ * another body, the same request succeeds later, so the answer carries Retry-After: a client can
+ * tell the two apart without reading the message.
+ */
+export class InProgressError extends ConflictError {
+  /** Seconds the client should wait before retrying, sent as Retry-After. */
+  readonly retryAfterSeconds = 1
+
+  constructor(message: string) {
+    super(message)
+  }
+}
+
 /** A bad setting found while loading configuration; names the variable. */
 export class ConfigError extends AppError {
   constructor(

@@ -1,5 +1,6 @@
 import {execFileSync} from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -7,6 +8,7 @@ import {expect} from 'chai'
 
 import {counts, postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
+import {holdNextCommit} from '../helpers/commit-hold.js'
 import {runCli, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
@@ -293,3 +295,69 @@ describe('leads push', function () {
     expect(forbidden.stderr).not.to.include(readOnly.token)
   })
 })
+
+// MySQL only: there a retry whose key's first request is still in its transaction is refused with 409 at
+// once; on SQLite (one writer) the retry waits for the first request instead.
+for (const backend of backends().filter((each) => each.name === 'mysql')) {
+  describe('leads push, a chunk whose answer was lost, on mysql', function () {
+    let daemon: TestDaemon
+    let tenant: TestTenant
+    let dir: string
+
+    before(async function () {
+      daemon = await startTestDaemon(backend)
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-push-lost-'))
+    })
+    beforeEach(async function () {
+      tenant = await newTenant(daemon.services, ['public_api:leads:write', 'public_api:leads:read'])
+    })
+    after(async function () {
+      await daemon.stop()
+      fs.rmSync(dir, {recursive: true, force: true})
+    })
+
+    it('retries the chunk with its key while the first request is still running, and reports its rows', async function () {
+      const upstream = new URL(daemon.url)
+      const held = holdNextCommit(daemon.db)
+      let connections = 0
+      let conflicts = 0
+      const sockets = new Set<net.Socket>()
+      // Between push and the daemon: the first connection is cut once its bulk request is in its
+      // transaction (its answer is lost, as with a dropped connection); the first 409 the retry
+      // gets lets that request commit.
+      const proxy = net.createServer((client) => {
+        const server = net.connect(Number(upstream.port), upstream.hostname)
+        sockets.add(client).add(server)
+        const first = ++connections === 1
+        client.on('error', () => server.destroy())
+        server.on('error', () => client.destroy())
+        client.pipe(server)
+        server.on('data', (chunk: Buffer) => {
+          if (chunk.toString('latin1').startsWith('HTTP/1.1 409') && ++conflicts === 1) held.release()
+          if (!client.destroyed) client.write(chunk)
+        })
+        server.on('end', () => client.end())
+        if (first) void held.entered.then(() => client.destroy())
+      })
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+      try {
+        const file = path.join(dir, 'lost.csv')
+        fs.writeFileSync(file, 'contact_name,contact_email\nLost One,lost1@example.org\nLost Two,lost2@example.org\n')
+        const env = {
+          LEADS_BASE_URL: `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+          LEADS_API_TOKEN: tenant.token,
+          LEADS_CUSTOMER_ID: tenant.customer.id,
+        }
+        const result = await runCli(['push', file], env)
+        expect(conflicts, 'the retry met the running first request').to.be.greaterThan(0)
+        expect(result.code, result.stderr).to.equal(0)
+        expect(result.stdout.trim().split('\n').at(-1)).to.equal('2 rows: 2 created, 0 updated, 0 skipped, 0 failed')
+        expect(await counts(daemon, tenant)).to.deep.equal({leads: 2, events: 0})
+      } finally {
+        held.release()
+        for (const socket of sockets) socket.destroy()
+        await new Promise((resolve) => proxy.close(resolve))
+      }
+    })
+  })
+}

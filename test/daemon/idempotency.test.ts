@@ -67,6 +67,8 @@ describe('Idempotency-Key', function () {
       expect(reused.status).to.equal(409)
       expect(reused.body.error).to.include({type: 'invalid_request_error', code: 409})
       expect(reused.body.error.message).to.match(/different request body/)
+      // Retrying cannot help here: no Retry-After, unlike a key whose first request is still running.
+      expect(reused.headers.get('retry-after')).to.equal(null)
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
     })
 
@@ -171,6 +173,8 @@ describe('Idempotency-Key', function () {
         const during = await postJson(daemon, tenant, CREATE, body, 'flight')
         expect(during.status).to.equal(409)
         expect(during.body.error.message).to.match(/still in progress/)
+        // The same request will get its answer: Retry-After tells a client to retry it, unlike a 409 for another body.
+        expect(during.headers.get('retry-after')).to.equal('1')
       }
       // SQLite has one writer: there the second request waits for the first and replays it.
       const later = postJson(daemon, tenant, CREATE, body, 'flight')

@@ -98,6 +98,16 @@ describe('POST /api/agents/crm/leads/bulk', function () {
           }
         })
 
+        it('writes a row whose unknown custom field holds a number past a double (1e400), dropping the field', async function () {
+          const response = await bulk(
+            '{"leads": [{"contact_name": "Huge", "custom_fields": {"budget": 3, "reading": 1e400}}, {"contact_name": "Huge budget", "custom_fields": {"budget": 1e400}}]}',
+          )
+          expect(response.status, response.text).to.equal(200)
+          expect(response.body.results.map((r: {status: string}) => r.status)).to.deep.equal(['created', 'failed'])
+          expect(response.body.results[1].error).to.deep.equal({message: 'custom_fields.budget must be a number or null', param: 'custom_fields.budget'})
+          expect(response.body.unknown_custom_fields).to.deep.equal([{slug: 'reading', rows: [0]}])
+        })
+
         it('emits no lead.created event for bulk-created leads', async function () {
           await bulk({leads: [{contact_name: 'A'}, {contact_name: 'B'}, {contact_email: 'c@example.org'}]})
           expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 0})

@@ -109,6 +109,17 @@ describe('POST /api/agents/crm/leads', function () {
             expect(response.body.lead.custom_fields).to.deep.equal({budget: 1})
             expect(response.body.unknown_custom_fields).to.deep.equal(['colour', 'size'])
           })
+
+          it('drops an unknown custom field whatever its number, one past a double (1e400) included, and names a known field given one', async function () {
+            // JSON allows any number; 1e400 parses to Infinity, which no field can hold.
+            const response = await create('{"contact_name": "Huge", "custom_fields": {"budget": 2, "reading": 1e400, "depth": -1e400}}')
+            expect(response.status, response.text).to.equal(201)
+            expect(response.body.lead.custom_fields).to.deep.equal({budget: 2})
+            expect(response.body.unknown_custom_fields).to.deep.equal(['reading', 'depth'])
+            const known = await create('{"contact_name": "Huge budget", "custom_fields": {"budget": 1e400}}')
+            expect(known.status).to.equal(400)
+            expect(known.body.error).to.include({param: 'custom_fields.budget', message: 'custom_fields.budget must be a number or null'})
+          })
         })
 
         describe('validation', function () {

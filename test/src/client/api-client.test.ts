@@ -91,4 +91,42 @@ describe('LeadsApiClient', function () {
     }
     throw new Error('expected a failure')
   })
+
+  it("retries a 409 with Retry-After (the key's first request still running) with the same key, until it is answered", async function () {
+    const inProgress = {
+      error: {type: 'invalid_request_error', code: 409, message: 'A request with this Idempotency-Key is still in progress. Retry after it completes.'},
+    }
+    const scope = nock(BASE, {reqheaders: {'idempotency-key': 'k-flight'}})
+      .post('/api/agents/crm/leads/bulk')
+      .times(2)
+      .reply(409, inProgress, {'Retry-After': '1'})
+      .post('/api/agents/crm/leads/bulk')
+      .reply(200, {dry_run: false, summary: {received: 1}, results: [], unknown_custom_fields: []}, {'Idempotent-Replayed': 'true'})
+    const result = await client.bulkCreate({leads: [{contact_name: 'x'}]}, 'k-flight')
+    expect(result.body.summary.received).to.equal(1)
+    expect(waits).to.have.length(2)
+    expect(scope.isDone()).to.equal(true)
+  })
+
+  it('does not retry a 409 without Retry-After (the key used with another body)', async function () {
+    const scope = nock(BASE)
+      .post('/api/agents/crm/leads/bulk')
+      .reply(409, {
+        error: {
+          type: 'invalid_request_error',
+          code: 409,
+          message: 'Idempotency-Key was already used with a different request body. Use a new key for a new request.',
+        },
+      })
+    try {
+      await client.bulkCreate({leads: [{contact_name: 'x'}]}, 'k-reused')
+    } catch (error) {
+      expect(error).to.be.instanceOf(ApiRequestError)
+      expect(error).to.include({status: 409})
+      expect(waits).to.deep.equal([])
+      expect(scope.isDone()).to.equal(true)
+      return
+    }
+    throw new Error('expected a failure')
+  })
 })
