@@ -39,9 +39,14 @@ export const LEAD_WORDS_MAX_LENGTH = (LEAD_LIMITS.contactName + LEAD_LIMITS.cont
 
 /**
  * Letters that NFKD leaves whole (no accent to drop) but that a user types as plain Latin
- * letters: `lukasz` finds Łukasz, `weiss` Weiß, `oyvind` Øyvind, `aero` Ærø.
+ * letters: `lukasz` finds Łukasz, `weiss` Weiß, `oyvind` Øyvind, `aero` Ærø; and ς as σ.
  */
-const PLAIN_LETTERS: Readonly<Record<string, string>> = {ł: 'l', ŀ: 'l', ø: 'o', đ: 'd', ð: 'd', ħ: 'h', ŧ: 't', ı: 'i', æ: 'ae', œ: 'oe', þ: 'th', ß: 'ss'}
+const PLAIN_LETTERS: Readonly<Record<string, string>> = {
+  ...{ł: 'l', ŀ: 'l', ø: 'o', đ: 'd', ð: 'd', ħ: 'h', ŧ: 't', ı: 'i', æ: 'ae', œ: 'oe', þ: 'th', ß: 'ss'},
+  // Greek final sigma is σ (as Unicode case folding has it): Σ ending a term lower-cases to ς,
+  // and the prefix `ΟΔΥΣ` must still find Οδυσσέας, whose σ is not final.
+  ς: 'σ',
+}
 const NOT_PLAIN = new RegExp(`[${Object.keys(PLAIN_LETTERS).join('')}]`, 'gu')
 
 /**

@@ -23,6 +23,7 @@ const PEOPLE = {
   nobody: [null, 'ada@example.org', null],
   dana: ['Dana Dobbs', 'dd@example.org', null],
   lukasz: ['Łukasz Weiß', null, null],
+  odysseas: ['Οδυσσέας Παπαδόπουλος', null, null],
 } as const
 
 /**
@@ -75,6 +76,8 @@ describe('search', function () {
       ['NÚÑEZ', ['jose'], 'case and accents are ignored in the term too'],
       ['lukasz weiss', ['lukasz'], 'letters with no accent to drop are written plain: ł is l, ß is ss'],
       ['ŁUKASZ WEIẞ', ['lukasz'], 'and so in the term too'],
+      ['ΟΔΥΣ', ['odysseas'], 'a capital Σ ending the term is σ, not the final ς it lower-cases to'],
+      ['παπαδοπουλοσ', ['odysseas'], 'and a σ typed where a word ends finds its ς'],
       ['li', ['li'], 'words of one or two letters count'],
       ["o'brien", ['obrien'], 'punctuation in a term splits it like in a name'],
       ['sean', ['obrien'], 'Seán is sean'],

@@ -16,6 +16,8 @@ describe('search words and terms', function () {
       'oeuvre',
       'ss',
     ])
+    // Σ lower-cases to ς at the end of a text and σ within it; both are one letter to search.
+    expect(searchWords('ΟΔΥΣ Οδυσσέας ΠΑΠΑΔΟΠΟΥΛΟΣ')).to.deep.equal(['οδυσ', 'οδυσσεασ', 'παπαδοπουλοσ'])
     expect(searchWords('  -- ')).to.deep.equal([])
     expect(searchWords(null)).to.deep.equal([])
     expect(searchWords('x'.repeat(WORD_MAX_LENGTH + 50))).to.deep.equal(['x'.repeat(WORD_MAX_LENGTH)])
