@@ -24,6 +24,8 @@ const PEOPLE = {
   dana: ['Dana Dobbs', 'dd@example.org', null],
   lukasz: ['Łukasz Weiß', null, null],
   odysseas: ['Οδυσσέας Παπαδόπουλος', null, null],
+  // A soft hyphen (U+00AD) and a word joiner (U+2060), as a name pasted from a web page may hold.
+  maximilian: ['Maxi\u00admilian Schwarz\u2060kopf', null, null],
 } as const
 
 /**
@@ -78,6 +80,8 @@ describe('search', function () {
       ['ŁUKASZ WEIẞ', ['lukasz'], 'and so in the term too'],
       ['ΟΔΥΣ', ['odysseas'], 'a capital Σ ending the term is σ, not the final ς it lower-cases to'],
       ['παπαδοπουλοσ', ['odysseas'], 'and a σ typed where a word ends finds its ς'],
+      ['maximilian schwarzkopf', ['maximilian'], 'characters that show nothing within a word do not split it'],
+      ['milian', [], 'so what follows them is the middle of the word'],
       ['li', ['li'], 'words of one or two letters count'],
       ["o'brien", ['obrien'], 'punctuation in a term splits it like in a name'],
       ['sean', ['obrien'], 'Seán is sean'],
