@@ -15,7 +15,7 @@ export function leadRoutes(services: Services): Router<AppState> {
   const body = jsonBody()
 
   router.get('/api/agents/crm/leads', requireScope('GET /api/agents/crm/leads'), async (ctx: AppContext) => {
-    const query = parseListQuery(ctx.query)
+    const query = parseListQuery(ctx.query, ctx.querystring)
     ctx.body = await services.leads.list(ctx.state.customerId as string, query)
   })
 

@@ -137,8 +137,9 @@ export class LeadWriter {
     const customFields = {...lead.custom_fields}
     const own = (this.customColumns ?? []).map((column) => {
       const value = customFields[column.slug]
-      // A value of another type than its column stays in the JSON column, so push reads it as it was.
-      if (value === undefined || (value !== null && typeof value !== column.type)) return null
+      // A value of another type than its column stays in the JSON column, so push reads it as it was;
+      // so do null and "", which an empty cell cannot carry (push reads it as "not given").
+      if (value === undefined || value === null || value === '' || typeof value !== column.type) return null
       delete customFields[column.slug]
       return value
     })

@@ -39,19 +39,35 @@ export const LEAD_WORDS_MAX_LENGTH = (LEAD_LIMITS.contactName + LEAD_LIMITS.cont
 
 /**
  * Letters that NFKD leaves whole (no accent to drop) but that a user types as plain Latin
- * letters: `lukasz` finds Łukasz, `weiss` Weiß, `oyvind` Øyvind, `aero` Ærø.
+ * letters: `lukasz` finds Łukasz, `weiss` Weiß, `oyvind` Øyvind, `aero` Ærø; and ς as σ.
  */
-const PLAIN_LETTERS: Readonly<Record<string, string>> = {ł: 'l', ŀ: 'l', ø: 'o', đ: 'd', ð: 'd', ħ: 'h', ŧ: 't', ı: 'i', æ: 'ae', œ: 'oe', þ: 'th', ß: 'ss'}
+const PLAIN_LETTERS: Readonly<Record<string, string>> = {
+  ...{ł: 'l', ŀ: 'l', ø: 'o', đ: 'd', ð: 'd', ħ: 'h', ŧ: 't', ı: 'i', æ: 'ae', œ: 'oe', þ: 'th', ß: 'ss'},
+  // Greek final sigma is σ (as Unicode case folding has it): Σ ending a term lower-cases to ς,
+  // and the prefix `ΟΔΥΣ` must still find Οδυσσέας, whose σ is not final.
+  ς: 'σ',
+}
 const NOT_PLAIN = new RegExp(`[${Object.keys(PLAIN_LETTERS).join('')}]`, 'gu')
 
 /**
+ * Characters that show nothing and sit within a word: the soft hyphen (a hyphenation hint a name
+ * pasted from a web page may keep), the zero-width non-joiner and joiner, the word joiner and
+ * U+FEFF. Splitting at them would make `maximilian` miss Maxi\u00admilian and `milian` find it.
+ * The zero-width space (U+200B) is a word break and still splits.
+ */
+// An alternation, not a class: ESLint reads a joiner in a class as joining its neighbours.
+const INVISIBLE_IN_WORD = /\u00ad|\u200c|\u200d|\u2060|\ufeff/g
+
+/**
  * The words of a text as they are indexed and searched: lower-cased, accents dropped (José and
- * Jose are one word), letters like ł, ø and ß written plain (PLAIN_LETTERS), split at anything
- * that is not a letter or a digit, each word once.
+ * Jose are one word), letters like ł, ø and ß written plain (PLAIN_LETTERS), characters that show
+ * nothing within a word dropped (INVISIBLE_IN_WORD), split at anything else that is not a letter
+ * or a digit, each word once.
  */
 export function searchWords(text: string | null): string[] {
   if (text === null) return []
   const folded = text
+    .replace(INVISIBLE_IN_WORD, '')
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()
@@ -77,7 +93,11 @@ export function parseSearch(term: string): SearchPlan | null {
     const digits = phoneDigits(term)
     if (digits !== null) return {kind: 'phone', digits}
   }
-  const words = term.split(/\s+/).filter((word) => word !== '')
+  // U+FEFF counts as a space to \s: drop the invisible characters first, as the words were.
+  const words = term
+    .replace(INVISIBLE_IN_WORD, '')
+    .split(/\s+/)
+    .filter((word) => word !== '')
   const addresses = [...new Set(words.filter((word) => word.includes('@')).map((word) => normalizeEmail(word)!))]
   const pieces = [...new Set(words.filter((word) => !word.includes('@')).flatMap(searchWords))]
   // A piece that begins another piece of the term adds nothing (`gr grace`).

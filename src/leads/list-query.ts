@@ -1,3 +1,6 @@
+import {isUtf8} from 'node:buffer'
+import {unescape as unescapeQuery} from 'node:querystring'
+
 import type {LeadLine} from '../customers/customer-types.js'
 import {LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {compileOnFirstUse, queryAjv, toValidationError} from '../shared/ajv.js'
@@ -97,8 +100,44 @@ const DATE_TIME_PARAMS = new Set(['created_since', 'updated_since'])
 const OFFSET_PLUS_AS_SPACE = /[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/
 const validate = compileOnFirstUse(queryAjv, LIST_QUERY_SCHEMA)
 
-/** Validates raw query parameters (as the HTTP layer parsed them) into a typed list query. */
-export function parseListQuery(raw: Record<string, string | string[] | undefined>): ListQuery {
+const PERCENT_ESCAPE = /%[\dA-Fa-f]{2}/g
+
+/** The bytes a query string component stands for: each `%hh` one byte, the rest as UTF-8. */
+function escapedBytes(text: string): Buffer {
+  const chunks: Buffer[] = []
+  let from = 0
+  for (const escape of text.matchAll(PERCENT_ESCAPE)) {
+    chunks.push(Buffer.from(text.slice(from, escape.index), 'utf8'), Buffer.of(Number.parseInt(escape[0].slice(1), 16)))
+    from = escape.index + 3
+  }
+  chunks.push(Buffer.from(text.slice(from), 'utf8'))
+  return Buffer.concat(chunks)
+}
+
+/**
+ * Refuses a query string whose percent-escapes are not UTF-8 (a Latin-1 client's `%E9` for é).
+ * The HTTP layer decodes such bytes to U+FFFD, so `search=%E9mile` would look for "\uFFFDmile"
+ * and silently find nothing; a body with such bytes is refused the same way. A `%` that starts no
+ * escape stays a plain character, as the HTTP layer reads it.
+ */
+export function checkQueryEncoding(querystring: string): void {
+  if (!querystring.includes('%')) return
+  for (const pair of querystring.split('&')) {
+    const raw = pair.replaceAll('+', ' ')
+    const at = raw.indexOf('=')
+    const rawName = at === -1 ? raw : raw.slice(0, at)
+    if (isUtf8(escapedBytes(raw))) continue
+    const name = unescapeQuery(rawName)
+    throw new ValidationError(`query parameter "${name}" is not UTF-8: percent-encode its text as UTF-8 (é is %C3%A9)`, name)
+  }
+}
+
+/**
+ * Validates raw query parameters (as the HTTP layer parsed them) into a typed list query; the raw
+ * query string, when given, is checked to be UTF-8 first.
+ */
+export function parseListQuery(raw: Record<string, string | string[] | undefined>, querystring?: string): ListQuery {
+  if (querystring !== undefined) checkQueryEncoding(querystring)
   // No prototype: `?__proto__=x` must become a parameter the schema rejects, not this object's prototype.
   const params: Record<string, unknown> = Object.create(null) as Record<string, unknown>
   for (const [name, value] of Object.entries(raw)) {

@@ -265,6 +265,47 @@ describe('leads push', function () {
     expect(JSON.parse(bad.stdout).failed).to.deep.equal([{line: 2, message: 'custom_fields must be a JSON object, got "[1]"'}])
   })
 
+  it('reads back a custom field pull --format csv writes as null or "" in a column of its own', async function () {
+    // An empty cell means "not given" to push, so a null or "" there would be dropped: the copy
+    // would keep an old value where the source cleared it.
+    await daemon.services.customers.addField(tenant.customer.id, {slug: 'notes', type: 'string'})
+    await daemon.services.customers.addField(tenant.customer.id, {slug: 'vip', type: 'boolean'})
+    const sent = [
+      {contact_email: 'set@example.org', custom_fields: {notes: 'x', vip: true, budget: 5}},
+      {contact_email: 'cleared@example.org', custom_fields: {notes: '', vip: null, budget: null}},
+    ]
+    for (const lead of sent) expect((await postJson(daemon, tenant, '/api/agents/crm/leads', lead)).status).to.equal(201)
+    const target = await newTenant(daemon.services, ['public_api:leads:write', 'public_api:leads:read'])
+    for (const field of [
+      {slug: 'budget', type: 'number'},
+      {slug: 'notes', type: 'string'},
+      {slug: 'vip', type: 'boolean'},
+    ] as const) {
+      await daemon.services.customers.addField(target.customer.id, field)
+    }
+    const targetEnv = {LEADS_BASE_URL: daemon.url, LEADS_API_TOKEN: target.token, LEADS_CUSTOMER_ID: target.customer.id}
+    // The target's copy of the cleared lead still has the old values.
+    expect(
+      (await postJson(daemon, target, '/api/agents/crm/leads', {contact_email: 'cleared@example.org', custom_fields: {notes: 'old', vip: true, budget: 1}}))
+        .status,
+    ).to.equal(201)
+
+    const pulled = await runCli(['pull', '--no-state', '--format', 'csv'], env())
+    expect(pulled.stdout.split('\n')[0]).to.match(/,custom_fields\.budget:number,custom_fields\.notes,custom_fields\.vip:boolean,custom_fields$/)
+    const pushed = await runCli(['push', write('cleared.csv', pulled.stdout)], targetEnv)
+    expect(pushed.code, pushed.stdout + pushed.stderr).to.equal(0)
+    const fields = async (environment: Record<string, string>) =>
+      Object.fromEntries(
+        (await runCli(['pull', '--no-state'], environment)).stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as {contact_email: string; custom_fields: unknown})
+          .map((lead) => [lead.contact_email, lead.custom_fields]),
+      )
+    expect(await fields(targetEnv)).to.deep.equal(await fields(env()))
+    expect((await fields(targetEnv))['cleared@example.org']).to.deep.equal({notes: '', vip: null, budget: null})
+  })
+
   it('reads :boolean cells as spreadsheets write them (TRUE, False), and only true or false', async function () {
     await daemon.services.customers.addField(tenant.customer.id, {slug: 'vip', type: 'boolean'})
     const file = write('booleans.csv', 'contact_name,custom_fields.vip:boolean\nUpper,TRUE\nMixed,False\nLower,true\nWord,yes\n')

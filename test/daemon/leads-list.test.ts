@@ -242,6 +242,30 @@ describe('GET /api/agents/crm/leads', function () {
       expect((await get(a, '?search=5557771234')).body.leads[0].id).to.equal(leadsA[4]!.id)
     })
 
+    it('refuses a query parameter whose percent-encoding is not UTF-8 instead of reading U+FFFD', async function () {
+      // A client that encodes Latin-1 (é as %E9) would otherwise search for "\uFFFDmile" and
+      // silently find nothing; a body with such bytes is a 400 too.
+      for (const [query, param] of [
+        ['?search=%E9mile', 'search'],
+        ['?search=gr%E2%82ace', 'search'],
+        ['?status=%E9', 'status'],
+        ['?s%E9arch=x', 's\uFFFDarch'],
+      ] as const) {
+        const response = await get(a, query)
+        expect(response.status, query).to.equal(400)
+        expect(response.body.error, query).to.deep.equal({
+          type: 'invalid_request_error',
+          code: 400,
+          message: `query parameter "${param}" is not UTF-8: percent-encode its text as UTF-8 (é is %C3%A9)`,
+          param,
+        })
+      }
+      // UTF-8, an encoded U+FFFD and a lone % that starts no escape are read as before.
+      expect((await get(a, '?search=%C3%A9mile')).status).to.equal(200)
+      expect((await get(a, '?search=%EF%BF%BD')).status).to.equal(200)
+      expect((await get(a, '?search=100%')).body.total).to.equal(1)
+    })
+
     it('treats LIKE wildcards in a search as plain characters', async function () {
       const percent = await get(a, `?search=${encodeURIComponent('100%')}`)
       expect(percent.body.total).to.equal(1)

@@ -23,6 +23,9 @@ const PEOPLE = {
   nobody: [null, 'ada@example.org', null],
   dana: ['Dana Dobbs', 'dd@example.org', null],
   lukasz: ['Łukasz Weiß', null, null],
+  odysseas: ['Οδυσσέας Παπαδόπουλος', null, null],
+  // A soft hyphen (U+00AD) and a word joiner (U+2060), as a name pasted from a web page may hold.
+  maximilian: ['Maxi\u00admilian Schwarz\u2060kopf', null, null],
 } as const
 
 /**
@@ -75,6 +78,10 @@ describe('search', function () {
       ['NÚÑEZ', ['jose'], 'case and accents are ignored in the term too'],
       ['lukasz weiss', ['lukasz'], 'letters with no accent to drop are written plain: ł is l, ß is ss'],
       ['ŁUKASZ WEIẞ', ['lukasz'], 'and so in the term too'],
+      ['ΟΔΥΣ', ['odysseas'], 'a capital Σ ending the term is σ, not the final ς it lower-cases to'],
+      ['παπαδοπουλοσ', ['odysseas'], 'and a σ typed where a word ends finds its ς'],
+      ['maximilian schwarzkopf', ['maximilian'], 'characters that show nothing within a word do not split it'],
+      ['milian', [], 'so what follows them is the middle of the word'],
       ['li', ['li'], 'words of one or two letters count'],
       ["o'brien", ['obrien'], 'punctuation in a term splits it like in a name'],
       ['sean', ['obrien'], 'Seán is sean'],

@@ -16,6 +16,16 @@ describe('search words and terms', function () {
       'oeuvre',
       'ss',
     ])
+    // Σ lower-cases to ς at the end of a text and σ within it; both are one letter to search.
+    expect(searchWords('ΟΔΥΣ Οδυσσέας ΠΑΠΑΔΟΠΟΥΛΟΣ')).to.deep.equal(['οδυσ', 'οδυσσεασ', 'παπαδοπουλοσ'])
+    // Invisible within a word (soft hyphen, joiners, word joiner, U+FEFF); a zero-width space separates.
+    expect(searchWords('Maxi\u00admilian Schwarz\u2060kopf Ra\u200c\u200dj\ufeffa Ann\u200bBerg')).to.deep.equal([
+      'maximilian',
+      'schwarzkopf',
+      'raja',
+      'ann',
+      'berg',
+    ])
     expect(searchWords('  -- ')).to.deep.equal([])
     expect(searchWords(null)).to.deep.equal([])
     expect(searchWords('x'.repeat(WORD_MAX_LENGTH + 50))).to.deep.equal(['x'.repeat(WORD_MAX_LENGTH)])
@@ -28,6 +38,7 @@ describe('search words and terms', function () {
 
   it('reads a term as phone digits, or as word pieces and addresses, dropping pieces another piece begins with', function () {
     expect(parseSearch('+1 (555) 010-2000')).to.deep.equal({kind: 'phone', digits: '15550102000'})
+    expect(parseSearch('ann\ufeffberg')).to.deep.equal({kind: 'words', pieces: ['annberg'], addresses: []})
     expect(parseSearch('gr grace hop')).to.deep.equal({kind: 'words', pieces: ['grace', 'hop'], addresses: []})
     expect(parseSearch('Grace.Hopper@Navy grace')).to.deep.equal({kind: 'words', pieces: ['grace'], addresses: ['grace.hopper@navy']})
     expect(parseSearch('-- ()')).to.equal(null)
