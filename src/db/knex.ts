@@ -7,6 +7,7 @@ import type {DatabaseConfig} from '../config/config.js'
 import type {Logger} from '../log/logger.js'
 import {safeMessage} from '../log/safe-error.js'
 import {migrationSource} from './migration-source.js'
+import {CachingSqliteClient} from './sqlite-client.js'
 import {secureSqliteDirectory, secureSqliteFiles} from './sqlite-files.js'
 import {installTimeCheck} from './statement-limit.js'
 import {type Dialect, noteStatement} from './statement-observer.js'
@@ -43,7 +44,7 @@ export function createDb(database: DatabaseConfig, logger?: Logger): Db {
       'sqlite',
       knexFactory({
         log,
-        client: 'better-sqlite3',
+        client: CachingSqliteClient as unknown as typeof Knex.Client,
         connection: {filename: database.filename},
         useNullAsDefault: true,
         migrations,

@@ -54,9 +54,9 @@ const gated = new WeakSet<Db>()
 
 /**
  * Runs `action` once the next transaction on `db` has run everything but its COMMIT; the COMMIT
- * goes once it resolves, and fails unsent when it rejects (see failNextCommit). Every connection
- * `db` hands out meanwhile is watched at the driver: a write transaction on MySQL sends to it
- * directly (sendBatch), not through knex.
+ * goes once it resolves, and fails unsent when it rejects (see failNextCommit). On MySQL every
+ * connection `db` hands out meanwhile is watched at the driver: a write transaction sends to it
+ * directly (sendBatch), not through knex. On SQLite knex sends every statement (gateSqlite).
  */
 function beforeNextCommit(db: Db, action: () => Promise<void>): void {
   if (gated.has(db)) throw new Error('a COMMIT on this handle is already held')
@@ -77,12 +77,16 @@ function beforeNextCommit(db: Db, action: () => Promise<void>): void {
       return action()
     },
   }
+  if (!isMysql(db)) {
+    undo.push(gateSqlite(db, gate))
+    return
+  }
   undo.push(
     override(client, 'acquireConnection', async () => {
       const connection = await acquire.call(client)
       if (!reached && !watched.has(connection)) {
         watched.add(connection)
-        undo.push(isMysql(db) ? gateMysql(connection as MysqlConnection, gate) : gateSqlite(connection as SqliteConnection, gate))
+        undo.push(gateMysql(connection as MysqlConnection, gate))
       }
       return connection
     }),
@@ -147,29 +151,29 @@ function gateMysql(connection: MysqlConnection, gate: CommitGate): () => void {
   })
 }
 
-/** The part of a better-sqlite3 connection the gate wraps: knex prepares each statement, then awaits its run(). */
-interface SqliteConnection {
-  prepare(sql: string): {reader: boolean; run(bindings: unknown): unknown}
+/** The part of knex's SQLite client the gate wraps: every statement, COMMIT included, runs through _query. */
+interface SqliteClient {
+  config: unknown
+  _query(connection: unknown, query: {sql: string}): Promise<unknown>
 }
 
-/** Knex runs COMMIT on its own and awaits the statement's run(): the gate is awaited there first. */
-function gateSqlite(connection: SqliteConnection, gate: CommitGate): () => void {
-  const prepare = connection.prepare
-  return override(connection, 'prepare', (sql: string) => {
-    const statement = prepare.call(connection, sql)
-    if (!ENDS_WITH_COMMIT.test(sql) || !gate.claim()) return statement
-    return {
-      reader: false,
-      run: async (bindings: unknown) => {
-        try {
-          await gate.reach()
-        } catch (error) {
-          prepare.call(connection, 'ROLLBACK').run([])
-          throw error
-        }
-        return statement.run(bindings)
-      },
+/**
+ * Knex runs COMMIT on its own through the client's _query; a transaction's client is a copy made
+ * from the same prototype, so the gate goes there, for the statements of this handle's clients.
+ */
+function gateSqlite(db: Db, gate: CommitGate): () => void {
+  const prototype = Object.getPrototypeOf(db.client) as SqliteClient
+  const runQuery = prototype._query
+  const config = (db.client as SqliteClient).config
+  return override(prototype, '_query', async function (this: SqliteClient, connection: unknown, query: {sql: string}) {
+    if (this.config !== config || !ENDS_WITH_COMMIT.test(query.sql) || !gate.claim()) return runQuery.call(this, connection, query)
+    try {
+      await gate.reach()
+    } catch (error) {
+      await runQuery.call(this, connection, {sql: 'ROLLBACK'})
+      throw error
     }
+    return runQuery.call(this, connection, query)
   })
 }
 

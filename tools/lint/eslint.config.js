@@ -21,4 +21,10 @@ export default tseslint.config(
     files: ['test/**'],
     rules: {'@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-unused-expressions': 'off'},
   },
+  {
+    // CommonJS configuration files (.mocharc.cjs) load modules with require.
+    files: ['**/*.cjs'],
+    languageOptions: {sourceType: 'commonjs'},
+    rules: {'@typescript-eslint/no-require-imports': 'off'},
+  },
 )
