@@ -43,7 +43,6 @@ module.exports = {
   exit: true,
   parallel: !mysqlRun,
   // Most files spend much of their time waiting on timers, sockets and child processes: three at
-  // a time keep two cores busy. Four were no faster within this machine's swings, and one of
-  // seven runs at four had a failure (timing under more contention).
+  // a time keep two cores busy; four were no faster within this machine's run-to-run swings.
   jobs: 3,
 }
