@@ -236,9 +236,9 @@ describe('leads pull', function () {
       })
       let output = ''
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-      for (let i = 0; i < 200 && idsOf(output).length < LEADS; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      await waitUntil(() => idsOf(output).length >= LEADS, `the first ${LEADS} leads on stdout`)
       const created = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Arrived later'})
-      for (let i = 0; i < 200 && !output.includes(created.body.lead.id); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      await waitUntil(() => output.includes(created.body.lead.id), 'the lead created while following on stdout')
       expect(output).to.include(created.body.lead.id)
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
       child.kill('SIGINT')

@@ -15,6 +15,11 @@ import {Receiver} from '../helpers/receiver.js'
 import {verifyDelivery} from '../helpers/verify-signature.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
+/** Waits for the running daemon's worker to take the delivery to `status`. */
+async function deliveryReaches(daemon: TestDaemon, deliveryId: string, status: string): Promise<void> {
+  await waitUntil(async () => (await daemon.services.deliveries.show(deliveryId)).status === status, `delivery ${deliveryId} to be ${status}`)
+}
+
 describe('webhook and delivery commands', function () {
   let daemon: TestDaemon
   let receiver: Receiver
@@ -40,7 +45,7 @@ describe('webhook and delivery commands', function () {
     await receiver.waitFor(1)
     const [row] = await daemon.db('deliveries').where({customer_id: tenant.customer.id, webhook_id: webhookId})
     deliveryId = row.id
-    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    await deliveryReaches(daemon, deliveryId, 'failed')
     expect(created.status).to.equal(201)
   })
   after(async function () {
@@ -150,7 +155,7 @@ describe('webhook and delivery commands', function () {
     expect(output).to.deep.equal({redelivered: [deliveryId]})
     await receiver.waitFor(before + 1)
     expect(receiver.requests.at(-1)!.headers['x-service-delivery']).to.equal(deliveryId)
-    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(deliveryId)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
+    await deliveryReaches(daemon, deliveryId, 'succeeded')
     expect((await runCliJson(['deliveries', 'show', deliveryId], env())).status).to.equal('succeeded')
     // A redelivered delivery keeps its earlier attempts: attempts_made counts them all, as the
     // attempts listed and the ATTEMPTS column do; the attempts of this round are named apart.
@@ -417,7 +422,7 @@ describe('webhook and delivery commands', function () {
     await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Parked'})
     await down.waitFor(1)
     const [row] = await daemon.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
-    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    await deliveryReaches(daemon, row.id, 'failed')
     await runCliJson(['webhooks', 'disable', webhook.id], env())
     const disabled = `Error: webhook ${webhook.id} is disabled, and a disabled webhook's deliveries are cancelled, not sent (hint: \`leads webhooks enable ${webhook.id}\`, then redeliver)\n`
     for (const args of [
@@ -495,7 +500,7 @@ describe('webhook and delivery commands', function () {
     await postJson(daemon, owner, '/api/agents/crm/leads', {contact_name: 'Recovered'})
     await receiver.waitFor(seen + 1)
     const [row] = await daemon.db('deliveries').where({customer_id: owner.customer.id, webhook_id: webhook.id})
-    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'failed'; i++) await new Promise((r) => setTimeout(r, 20))
+    await deliveryReaches(daemon, row.id, 'failed')
     expect((await daemon.services.deliveries.show(row.id)).status).to.equal('failed')
 
     const unconfirmed = await runCli(['webhooks', 'recover', webhook.id, '--since', '1h'], env())
@@ -523,7 +528,7 @@ describe('webhook and delivery commands', function () {
     const resent = receiver.requests.at(-1)!
     expect(resent.headers['x-service-delivery']).to.equal(row.id)
     expect(verifyDelivery(resent, secret!)).to.equal(true)
-    for (let i = 0; i < 100 && (await daemon.services.deliveries.show(row.id)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20))
+    await deliveryReaches(daemon, row.id, 'succeeded')
     expect((await daemon.services.deliveries.show(row.id)).status).to.equal('succeeded')
 
     const since = new Date(Date.now() - 3_600_000).toISOString()
