@@ -37,8 +37,8 @@ const BetterSqlite3Client = createRequire(import.meta.url)('knex/lib/dialects/be
 
 /**
  * knex's better-sqlite3 client, keeping each connection's prepared statements by their text.
- * knex prepares every query afresh, and compiling a statement costs SQLite about as much as
- * running it; a write sends the same dozen texts every time. SQLite prepares a kept statement
+ * knex prepares every query afresh, and compiling is a large part of a short statement's cost
+ * on SQLite; a write sends the same dozen texts every time. SQLite prepares a kept statement
  * again by itself when the schema changes under it.
  */
 export class CachingSqliteClient extends BetterSqlite3Client {
