@@ -29,7 +29,6 @@ import {LeadSearchIndex} from '../src/leads/lead-search-index.js'
 import {LeadWriteStatements} from '../src/leads/lead-write-statements.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
-import {WebhooksStore} from '../src/webhooks/webhooks-store.js'
 import {median, p99} from './push-floor.js'
 import {checkoutCommit, writeResults} from './results-file.js'
 
@@ -70,7 +69,6 @@ const searchIndex = new LeadSearchIndex(db, customers)
 const leads = new LeadWriteStatements(db, counts, searchIndex)
 const matches = new LeadMatchStore(db)
 const events = new EventsStore(db)
-const webhooks = new WebhooksStore(db)
 
 /** The batch of the `i`th create, without the parts named. */
 function batch(i: number, without: readonly Part[]): Statement[] {
@@ -91,11 +89,7 @@ function batch(i: number, without: readonly Part[]): Statement[] {
     createdAt: lead.createdAt,
   })
   const checks = newPeopleChecks(matches, customer.id, [input])
-  const probes = [
-    customers.setupChangedProbe(customer.id, Number(version.setup_version)),
-    webhooks.subscribersChangedProbe(customer.id, LEAD_CREATED, []),
-    ...checks.probes,
-  ]
+  const probes = [customers.setupChangedProbe(customer.id, Number(version.setup_version)), ...checks.probes]
   const [leadRow, ...derived] = leads.insertStatements([lead])
   const isCount = (statement: Statement) => statement.sql.includes('lead_counts')
   return [

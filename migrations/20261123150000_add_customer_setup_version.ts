@@ -1,8 +1,8 @@
 import type {Knex} from 'knex'
 
 /**
- * A counter on each customer that every change to its stages or custom-field definitions bumps in
- * the same transaction. A write reads only this number (one row by primary key) and reuses the
+ * A counter on each customer, bumped in the same transaction by every change to its stages, its
+ * custom-field definitions or which of its webhooks an event goes to. A write reads only this number (one row by primary key) and reuses the
  * stages and fields it read before while the number is unchanged.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -65,7 +65,7 @@ function storeBuilders(db: Db, options: StoreOptions): PartBuilders<Stores> {
     leadCounts: async (get) => new (await import('./leads/lead-counts-store.js')).LeadCountsStore(db, await get('customers')),
     searchIndex: async (get) => new (await import('./leads/lead-search-index.js')).LeadSearchIndex(db, await get('customers')),
     events: async () => new (await import('./events/events-store.js')).EventsStore(db),
-    webhooks: async () => new (await import('./webhooks/webhooks-store.js')).WebhooksStore(db),
+    webhooks: async (get) => new (await import('./webhooks/webhooks-store.js')).WebhooksStore(db, await get('customers')),
     deliveries: async () => new (await import('./deliveries/deliveries-store.js')).DeliveriesStore(db),
     inFlight: async () => new (await import('./deliveries/in-flight-slots-store.js')).InFlightSlotsStore(db),
     idempotency: async () => new (await import('./idempotency/idempotency-store.js')).IdempotencyStore(db),

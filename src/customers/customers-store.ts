@@ -141,11 +141,20 @@ export class CustomersStore {
     return {sql: 'SELECT 1 FROM `customers` WHERE `id` = ? AND `setup_version` <> ?', bindings: [customerId, version]}
   }
 
-  /** Changes the customer's stages or fields and bumps its setup version in one transaction, so no write keeps using the old ones. */
+  /**
+   * Bumps the customer's setup version in `trx`, the transaction that changes its stages, fields
+   * or webhooks, so no write keeps using what it kept of them (SetupCache, CreateGuess). On MySQL
+   * it holds the customer's row until the transaction ends.
+   */
+  async bumpSetupVersion(trx: Knex.Transaction, customerId: string): Promise<void> {
+    await trx('customers').where({id: customerId}).increment('setup_version', 1)
+  }
+
+  /** Changes the customer's stages or fields and bumps its setup version in one transaction. */
   private async changeSetup<T>(customerId: string, change: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return inTransaction(this.db, async (trx) => {
       const result = await change(trx)
-      await trx('customers').where({id: customerId}).increment('setup_version', 1)
+      await this.bumpSetupVersion(trx, customerId)
       return result
     })
   }

@@ -23,11 +23,6 @@ export class DeliveryOutbox {
     return this.webhooks.subscribersRead(customerId, type)
   }
 
-  /** A probe (see guardStatement) that finds a row when the subscribers are no longer `ids`. */
-  subscribersChangedProbe(customerId: string, type: EventType, ids: readonly string[]): Statement {
-    return this.webhooks.subscribersChangedProbe(customerId, type, ids)
-  }
-
   /** The deliveries of events to their subscribers: their ids, for dispatch() after commit, and the statements that record them. */
   record(events: ReadonlyArray<{event: {id: string; customerId: string; createdAt: number}; webhookIds: readonly string[]}>): {
     ids: string[]

@@ -65,7 +65,7 @@ export class BulkWriter {
       // Planned (synchronously) while the database takes the match-key locks and reads the candidates.
       const guessed = write ? this.guessAllNew(trx, customerId, drafts, request.onDuplicate) : null
       await answered
-      const known = await setup(trx)
+      const {setup: known} = await setup(trx)
       const existing = candidates()
       const holds = write && this.guess.holds(customerId, guessed?.setup ?? null, known, existing)
       const planned = holds ? guessed! : planBulkRequest(customerId, drafts, existing, known, request.onDuplicate, this.clock.now())

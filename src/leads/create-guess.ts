@@ -1,14 +1,12 @@
 import type {CustomersStore} from '../customers/customers-store.js'
 import {isGuardRefusal, isLockRefusal, isUniqueViolation} from '../db/errors.js'
 import type {Statement} from '../db/statements.js'
-import type {DeliveryOutbox} from '../deliveries/outbox.js'
-import {LEAD_CREATED} from '../events/lead-created.js'
 import type {CustomerSetup, LeadDraft} from './lead-input.js'
 import type {LeadMatchStore} from './lead-match-store.js'
 import {newPeopleChecks} from './lead-matching.js'
-import {KeptPerCustomer, type SetupCache} from './setup-cache.js'
+import {KeptPerCustomer, type SetupCache, type VersionedSetup} from './setup-cache.js'
 
-/** What asNew assumes of a customer: its setup at a version, and its lead.created subscribers. */
+/** What asNew assumes of a customer: its setup and its lead.created subscribers, both as of one setup version. */
 export interface KeptForGuess {
   version: number
   setup: CustomerSetup
@@ -16,24 +14,23 @@ export interface KeptForGuess {
 }
 
 /**
- * The guess a group of creates is first written on: every create is a new person, and
- * each customer's setup and lead.created subscribers are as its latest write found them. What it
- * assumes is kept here, and the checks that hold the write to it: the match-key locks, then
- * probes a guard statement runs after them (guardStatement), which fail the batch when a stored
- * lead matches or the setup or subscribers moved.
+ * The guess a group of creates is first written on: every create is a new person, and each
+ * customer's setup (stages, fields and the webhooks an event goes to, one version for all three)
+ * is as its latest write found it. What it assumes is kept here, and the checks that hold the
+ * write to it: the match-key locks, then probes a guard statement runs after them
+ * (guardStatement), which fail the batch when a stored lead matches or the setup version moved.
  */
 export class CreateGuess {
   constructor(
     private readonly matches: LeadMatchStore,
     private readonly customers: CustomersStore,
-    private readonly outbox: DeliveryOutbox,
     private readonly setups: SetupCache,
     /** LEADS_CREATE_GUESS: off writes every group checked. */
     private readonly enabled: boolean,
   ) {}
 
-  /** The lead.created subscribers each customer's latest checked write read, for the guess of asNew. */
-  private readonly subscribers = new KeptPerCustomer<string[]>()
+  /** The lead.created subscribers each customer's latest checked write read, with the setup version read before them. */
+  private readonly subscribers = new KeptPerCustomer<{version: number; ids: string[]}>()
   /**
    * Customers whose latest group merged into a stored lead. Their next group is written checked:
    * a refused guess costs a round trip and a rollback, so a customer pushing mostly people it
@@ -41,22 +38,28 @@ export class CreateGuess {
    */
   private readonly merging = new KeptPerCustomer<boolean>()
 
-  /** What the guess assumes of every customer of the group, or null when one has nothing kept (or the guess is off). */
+  /**
+   * What the guess assumes of every customer of the group, or null when one has nothing kept, or
+   * its kept setup and subscribers are of different versions (or the guess is off).
+   */
   kept(requests: ReadonlyArray<{customerId: string}>): Map<string, KeptForGuess> | null {
     if (!this.enabled) return null
     const kept = new Map<string, KeptForGuess>()
     for (const {customerId} of requests) {
       const setup = this.setups.get(customerId)
       const subscribers = this.subscribers.get(customerId)
-      if (!setup || !subscribers || this.merging.get(customerId)) return null
-      kept.set(customerId, {...setup, subscribers})
+      if (!setup || subscribers?.version !== setup.version || this.merging.get(customerId)) return null
+      kept.set(customerId, {...setup, subscribers: subscribers.ids})
     }
     return kept
   }
 
-  /** The subscribers a checked write read for the customer: the next guess assumes them. */
-  rememberSubscribers(customerId: string, subscribers: string[]): void {
-    this.subscribers.set(customerId, subscribers)
+  /**
+   * The subscribers a checked write read for the customer, read after `setup` in the same batch:
+   * when a change committed in between, the pair looks older than it is and the guard refuses it.
+   */
+  rememberSubscribers(customerId: string, setup: VersionedSetup, subscribers: string[]): void {
+    this.subscribers.set(customerId, {version: setup.version, ids: subscribers})
   }
 
   /** Which customers of a written group merged into a stored lead: their next group is not guessed. */
@@ -67,14 +70,7 @@ export class CreateGuess {
   /** The customer's match-key locks, and the probes the guard runs after them. */
   checks(customerId: string, drafts: readonly LeadDraft[], assumed: KeptForGuess): {locks: Statement[]; probes: Statement[]} {
     const checks = newPeopleChecks(this.matches, customerId, drafts)
-    return {
-      locks: checks.locks,
-      probes: [
-        this.customers.setupChangedProbe(customerId, assumed.version),
-        this.outbox.subscribersChangedProbe(customerId, LEAD_CREATED, assumed.subscribers),
-        ...checks.probes,
-      ],
-    }
+    return {locks: checks.locks, probes: [this.customers.setupChangedProbe(customerId, assumed.version), ...checks.probes]}
   }
 }
 

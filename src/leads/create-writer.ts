@@ -187,13 +187,14 @@ export class CreateWriter {
     )
     const customers: PlannedCustomer[] = []
     for (const customer of pending) {
+      const setup = await customer.setup(trx)
       const subscribers = customer.subscribers()
-      this.guess.rememberSubscribers(customer.customerId, subscribers)
+      this.guess.rememberSubscribers(customer.customerId, setup, subscribers)
       const candidates = customer.candidates()
       customers.push({
         customerId: customer.customerId,
         members: customer.members,
-        known: await customer.setup(trx),
+        known: setup.setup,
         candidates,
         owners: owners.get(customer.customerId) ?? new Map(),
         subscribers,

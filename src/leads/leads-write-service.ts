@@ -41,7 +41,7 @@ export class LeadsWriteService {
   constructor({db, matches, leads, customers, events, outbox, idempotency, clock, createGuess, bulkGuess}: WriteDependencies) {
     const setups = new SetupCache()
     const reads = new WriteReads(matches, customers, setups)
-    const guess = new CreateGuess(matches, customers, outbox, setups, createGuess)
+    const guess = new CreateGuess(matches, customers, setups, createGuess)
     this.creates = new CreateWriter(db, leads, reads, events, outbox, idempotency, guess, clock)
     this.bulkGuess = new BulkGuess(setups, bulkGuess)
     this.bulks = new BulkWriter(db, leads, reads, idempotency, this.bulkGuess, clock)

@@ -18,11 +18,17 @@ export class KeptPerCustomer<V> {
   }
 }
 
+/** A customer's setup with the setup version it was read at. */
+export interface VersionedSetup {
+  version: number
+  setup: CustomerSetup
+}
+
 /**
  * The stages and custom-field definitions of recently active customers, each with the setup
- * version it was read at (customers.setup_version, bumped by every change to them). A write reads
- * only the version in its first batch and uses the kept setup while the version matches, so a
- * push does not read the same definitions on every request, and no daemon uses definitions
- * another process changed.
+ * version it was read at (customers.setup_version, bumped by every change to them or to the
+ * customer's webhooks). A write reads only the version in its first batch and uses the kept setup
+ * while the version matches, so a push does not read the same definitions on every request, and
+ * no daemon uses definitions another process changed.
  */
-export class SetupCache extends KeptPerCustomer<{version: number; setup: CustomerSetup}> {}
+export class SetupCache extends KeptPerCustomer<VersionedSetup> {}

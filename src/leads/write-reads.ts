@@ -1,11 +1,11 @@
 import type {CustomersStore} from '../customers/customers-store.js'
 import {StatementBatch} from '../db/statements.js'
 import type {WriteTransaction} from '../db/write-transaction.js'
-import {type CustomerSetup, customerSetup, type LeadDraft} from './lead-input.js'
+import {customerSetup, type LeadDraft} from './lead-input.js'
 import type {LeadMatchStore} from './lead-match-store.js'
 import {matchCandidates, type MatchEntry} from './lead-matching.js'
 import type {LeadOwner} from './lead-rows.js'
-import type {SetupCache} from './setup-cache.js'
+import type {SetupCache, VersionedSetup} from './setup-cache.js'
 
 /**
  * What a write reads in its transaction, added to the batch of its first round trip: the
@@ -21,23 +21,24 @@ export class WriteReads {
 
   /**
    * Adds the customer's setup version to a write's reads (and its stages and fields when none are
-   * kept); the function returned gives the setup once the reads are sent, read again in the
-   * transaction when it changed since it was kept (see SetupCache).
+   * kept); the function returned gives the setup and the version read once the reads are sent,
+   * the setup read again in the transaction when it changed since it was kept (see SetupCache).
+   * A read added to the batch after this one is as new as the version or newer.
    */
-  setup(reads: StatementBatch, customerId: string): (trx: WriteTransaction) => Promise<CustomerSetup> {
+  setup(reads: StatementBatch, customerId: string): (trx: WriteTransaction) => Promise<VersionedSetup> {
     const version = reads.read(this.customers.setupVersionRead(customerId))
     const kept = this.setups.get(customerId)
     // Read after the version: a change committed in between makes the kept pair look older, never newer.
     const fresh = kept ? null : this.definitions(reads, customerId)
-    let setup: CustomerSetup | null = null
+    let setup: VersionedSetup | null = null
     return async (trx) => {
       if (setup) return setup
       const current = version() ?? 0
-      if (kept?.version === current) return (setup = kept.setup)
+      if (kept?.version === current) return (setup = kept)
       const definitions = fresh ?? this.definitions(new StatementBatch(), customerId)
       if (!fresh) await definitions.batch.send(trx)
-      setup = customerSetup(definitions.stages(), definitions.fields())
-      this.setups.set(customerId, {version: current, setup})
+      setup = {version: current, setup: customerSetup(definitions.stages(), definitions.fields())}
+      this.setups.set(customerId, setup)
       return setup
     }
   }

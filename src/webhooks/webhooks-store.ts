@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
-import {type Db, isMysql} from '../db/knex.js'
+import type {CustomersStore} from '../customers/customers-store.js'
+import type {Db} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
 import {compile, type Read, runEach, type Statement} from '../db/statements.js'
 import type {SealedSecrets} from './signing-secrets.js'
@@ -39,25 +40,38 @@ export interface WebhookWithSecrets extends SealedSecrets {
   webhook: Webhook
 }
 
+/** Whether a change can change which webhooks an event goes to (the customer's setup, see bumpSetupVersion). */
+function changesSubscribers(changes: WebhookChanges): boolean {
+  return changes.isActive !== undefined || changes.eventTypes !== undefined
+}
+
 /**
  * SQL for webhooks. API reads carry the customer, so another customer's id is "not found";
  * only the operator and the delivery worker look a webhook up by id alone.
+ *
+ * Which webhooks an event goes to is part of the customer's setup: every insert and delete, and
+ * every change of `is_active` or `event_types`, bumps the customer's setup version in its own
+ * transaction, before it touches the webhook (a write holds the customer's row, then the
+ * webhook's, in that order too), so a write that kept the subscribers knows they moved.
  */
 export class WebhooksStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly customers: CustomersStore,
+  ) {}
 
   /**
-   * Inserts the webhook unless the customer already has `max`; false when it has. The customer's
-   * row is locked for the count and the insert, so concurrent registrations cannot both see
-   * room for one more (SQLite serialises write transactions on its own). `claim` (an
-   * Idempotency-Key's claim and answer) goes first, before that lock: on MySQL a retry whose first
-   * request is still running is refused at once instead of waiting for it.
+   * Inserts the webhook unless the customer already has `max`; false when it has. The setup
+   * version's bump holds the customer's row for the count and the insert, so concurrent
+   * registrations cannot both see room for one more (SQLite serialises write transactions on its
+   * own). `claim` (an Idempotency-Key's claim and answer) goes first, before that lock: on MySQL a
+   * retry whose first request is still running is refused at once instead of waiting for it.
    */
   async insertWithinLimit(webhook: Webhook, secretCiphertext: string, max: number, claim: readonly Statement[] = []): Promise<boolean> {
     try {
       return await inTransaction(this.db, async (trx) => {
         await runEach(trx, claim)
-        if (isMysql(this.db)) await trx('customers').where({id: webhook.customerId}).forUpdate().first('id')
+        await this.customers.bumpSetupVersion(trx, webhook.customerId)
         const [row] = (await trx('webhooks').where({customer_id: webhook.customerId}).count({n: '*'})) as Array<{n: number | string}>
         // Thrown, not returned: the claim must not commit with an answer that was never given.
         if (Number(row?.n ?? 0) >= max) throw new NoRoom()
@@ -109,25 +123,15 @@ export class WebhooksStore {
     }
   }
 
-  /**
-   * A probe (see guardStatement) that finds a row when the customer's active subscribers to
-   * `eventType` are no longer exactly `ids` (as subscribersRead read them).
-   */
-  subscribersChangedProbe(customerId: string, eventType: EventType, ids: readonly string[]): Statement {
-    // Written out: it goes with every guessed create, and knex's builder costs more than the statement.
-    // event_types is a comma-separated list: the type is the whole list, or its first, last or a middle member.
-    const subscribed = '(`event_types` = ? OR `event_types` LIKE ? OR `event_types` LIKE ? OR `event_types` LIKE ?)'
-    // An aggregate with HAVING, not a filtered derived table: MariaDB would materialize the latter
-    // on every create. The select list is the count so SQLite takes the HAVING too.
-    const others = ids.length === 0 ? '' : ` OR SUM(\`id\` NOT IN (${ids.map(() => '?').join(', ')})) > 0`
-    return {
-      sql: `SELECT COUNT(*) FROM \`webhooks\` WHERE \`customer_id\` = ? AND \`is_active\` = TRUE AND ${subscribed} HAVING COUNT(*) <> ?${others}`,
-      bindings: [customerId, eventType, `${eventType},%`, `%,${eventType}`, `%,${eventType},%`, ids.length, ...ids],
-    }
-  }
-
   async update(customerId: string, id: string, changes: WebhookChanges): Promise<void> {
-    await this.db('webhooks').where({customer_id: customerId, id}).update(this.changedRow(changes))
+    if (!changesSubscribers(changes)) {
+      await this.db('webhooks').where({customer_id: customerId, id}).update(this.changedRow(changes))
+      return
+    }
+    await inTransaction(this.db, async (trx) => {
+      await this.customers.bumpSetupVersion(trx, customerId)
+      await trx('webhooks').where({customer_id: customerId, id}).update(this.changedRow(changes))
+    })
   }
 
   private changedRow(changes: WebhookChanges): Record<string, unknown> {
@@ -169,6 +173,7 @@ export class WebhooksStore {
     try {
       return await inTransaction(this.db, async (trx) => {
         await runEach(trx, claim)
+        if (changesSubscribers(changes)) await this.customers.bumpSetupVersion(trx, customerId)
         if ((await trx('webhooks').where({customer_id: customerId, id}).update(this.changedRow(changes))) === 0) throw new Gone()
         const webhook = fromRow((await trx('webhooks').where({customer_id: customerId, id}).first()) as Row)
         await runEach(trx, answer(webhook))
@@ -186,6 +191,7 @@ export class WebhooksStore {
    */
   async delete(customerId: string, id: string, cancelDeliveries: Statement): Promise<boolean> {
     return inTransaction(this.db, async (trx) => {
+      await this.customers.bumpSetupVersion(trx, customerId)
       const removed = await trx('webhooks').where({customer_id: customerId, id}).delete()
       if (removed === 0) return false
       await runEach(trx, [cancelDeliveries])

@@ -84,7 +84,7 @@ describe('single creates guessed to be new people', function () {
           expect(since(again)).to.deep.equal(guess === 'on' ? {asNew: 1, checked: 1, guessRefused: 0} : {asNew: 0, checked: 2, guessRefused: 0})
         })
 
-        it('delivers to webhooks added or switched off by another process since the guess was armed', async function () {
+        it('delivers to webhooks added, switched off or deleted by another process since the guess was armed', async function () {
           await create({contact_name: 'Arms the guess'})
           // Another process (its own services) changes the webhooks: nothing tells this daemon.
           const operator = await openServices(backend)
@@ -101,6 +101,12 @@ describe('single creates guessed to be new people', function () {
             await operator.webhooks.update(tenant.customer.id, second.id, {is_active: false})
             const none = await create({contact_name: 'With none active'})
             expect(await deliveriesOf(none.body.lead.id)).to.deep.equal([])
+            const {webhook: third} = await operator.webhooks.create(tenant.customer.id, {url: 'https://93.184.216.34/third', event_types: ['lead.created']})
+            expect(await deliveriesOf((await create({contact_name: 'After the third'})).body.lead.id)).to.deep.equal([third.id])
+            await operator.webhooks.delete(tenant.customer.id, third.id)
+            const afterDelete = await create({contact_name: 'After deleting it'})
+            expect(afterDelete.status).to.equal(201)
+            expect(await deliveriesOf(afterDelete.body.lead.id)).to.deep.equal([])
           } finally {
             await operator.close()
           }
