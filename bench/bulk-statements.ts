@@ -1,0 +1,136 @@
+/**
+ * Where a bulk request of 500 new leads spends the database's time, statement by statement, for
+ * one or two builds: the server's own execution time of each statement (MariaDB's slow query log
+ * with long_query_time 0, into mysql.slow_log) beside each request's time through the API. It
+ * tells a bulk made slower by what it writes (wider rows, more of them) from one made slower in
+ * the daemon. Builds take turns, a few requests each, so both see the same machine.
+ *
+ * Run (each checkout built; the older build given this checkout's migrations, as in compare-builds.ts):
+ *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
+ *     node dist/bench/bulk-statements.js [<checkout A> [<checkout B>]]
+ * It switches the server's slow query log on for the run and back as it was (it needs a user
+ * allowed to SET GLOBAL). The figures go to bench/results/bulk-statements-<ISO 8601 basic time>.json.
+ */
+import {randomUUID} from 'node:crypto'
+
+import mysql from 'mysql2/promise'
+
+import {loadConfig} from '../src/config/config.js'
+import {createLogger} from '../src/log/logger.js'
+import {createServices} from '../src/services.js'
+import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
+import {LoadConnection} from './http-load.js'
+import {median} from './push-floor.js'
+import {checkoutCommit, writeResults} from './results-file.js'
+
+const ROUNDS = 6
+const PER_TURN = 5
+const WARMUP = 10
+
+const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
+const specs = (process.argv.length > 2 ? process.argv.slice(2) : ['.']).map(checkoutSpec)
+if (!mysqlUrl || specs.length > 2) {
+  console.error('usage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/bulk-statements.js [<checkout A> [<checkout B>]]')
+  process.exit(2)
+}
+const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
+const env = {LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_DATABASE_URL: mysqlUrl, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}
+const startedAt = new Date()
+
+const services = await createServices(loadConfig(env), {logger: createLogger('silent'), autoMigrate: true})
+const customer = await services.customers.create({name: 'bench bulk statements'})
+const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+await services.close()
+
+const admin = await mysql.createConnection(mysqlUrl)
+const [[before]] = (await admin.query(
+  'SELECT @@GLOBAL.log_output AS output, @@GLOBAL.long_query_time AS seconds, @@GLOBAL.slow_query_log AS enabled',
+)) as unknown as [Array<{output: string; seconds: number; enabled: number}>]
+// Set before the daemons connect: a session takes long_query_time when it opens.
+await admin.query("SET GLOBAL log_output = 'TABLE', long_query_time = 0, slow_query_log = 1")
+
+interface Build {
+  label: string
+  daemon: DaemonProcess
+  connection: LoadConnection
+  requestsMs: number[]
+  /** Server time per statement kind, summed over the build's timed requests. */
+  statementMs: Map<string, number>
+}
+const builds: Build[] = []
+const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
+const run = randomUUID().slice(0, 8)
+let batch = 0
+
+/** One bulk request of 500 new people (as compare-builds.ts sends); its time in ms. */
+async function bulk(connection: LoadConnection): Promise<number> {
+  const leads = Array.from({length: 500}, (_, i) => ({
+    contact_name: `Bulk ${run} ${batch}-${i}`,
+    contact_email: `bulk-${run}-${batch}-${i}@example.org`,
+    contact_phone: `+1 (${String(200 + (batch % 700)).padStart(3, '0')}) 555-${String(i).padStart(4, '0')}`,
+  }))
+  batch++
+  const started = performance.now()
+  const response = await connection.post('/api/agents/crm/leads/bulk', {...headers, 'idempotency-key': randomUUID()}, JSON.stringify({leads}))
+  if (response.status !== 200) throw new Error(`expected 200, got ${response.status}: ${response.text.slice(0, 300)}`)
+  return performance.now() - started
+}
+
+/** A statement's kind: its verb and table, e.g. "INSERT lead_search_words". */
+function kindOf(sql: string): string {
+  const match = /^\(?\s*(select|insert into|update|delete from|commit|start transaction|rollback)\b\s*(?:.*?\bfrom\s+)?`?(\w+)?/is.exec(sql)
+  if (!match) return sql.slice(0, 30)
+  const verb = match[1]!.toUpperCase().replace(' INTO', '').replace(' FROM', '')
+  return verb === 'COMMIT' || verb === 'START TRANSACTION' || verb === 'ROLLBACK' ? verb : `${verb} ${match[2] ?? ''}`.trim()
+}
+
+try {
+  for (const {label, root, settings} of specs) {
+    const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
+    builds.push({label, daemon, connection: await LoadConnection.open(daemon.url), requestsMs: [], statementMs: new Map()})
+  }
+  for (const build of builds) for (let i = 0; i < WARMUP; i++) await bulk(build.connection)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
+      await admin.query('TRUNCATE mysql.slow_log')
+      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await bulk(build.connection))
+      const [rows] = (await admin.query(
+        "SELECT CONVERT(sql_text USING utf8mb4) AS sql_text, TIME_TO_SEC(query_time) * 1000 AS ms FROM mysql.slow_log WHERE sql_text NOT LIKE '%slow_log%'",
+      )) as unknown as [Array<{sql_text: string; ms: number | string}>]
+      for (const row of rows) build.statementMs.set(kindOf(row.sql_text), (build.statementMs.get(kindOf(row.sql_text)) ?? 0) + Number(row.ms))
+    }
+  }
+} finally {
+  await admin.query('SET GLOBAL slow_query_log = ?, long_query_time = ?, log_output = ?', [before!.enabled, before!.seconds, before!.output])
+  await admin.end()
+  for (const build of builds) {
+    build.connection.close()
+    await build.daemon.stop()
+  }
+}
+
+const requests = ROUNDS * PER_TURN
+const figures = builds.map((build) => ({
+  label: build.label,
+  ...checkoutCommit(specs.find((spec) => spec.label === build.label)!.root),
+  request_median_ms: median(build.requestsMs),
+  server_ms_per_request: Object.fromEntries([...build.statementMs].sort(([, a], [, b]) => b - a).map(([kind, ms]) => [kind, ms / requests])),
+  server_total_ms_per_request: [...build.statementMs.values()].reduce((sum, ms) => sum + ms, 0) / requests,
+}))
+console.log(
+  `Bulk requests of 500 new leads (MariaDB${redisUrl ? ' + Redis' : ''}), ${requests} per build after ${WARMUP} untimed, builds taking turns of ${PER_TURN}`,
+)
+for (const build of figures) {
+  console.log(
+    `${build.label} (${build.commit?.slice(0, 7) ?? '?'}): request median ${build.request_median_ms.toFixed(1)} ms, server time ${build.server_total_ms_per_request.toFixed(1)} ms`,
+  )
+  for (const [kind, ms] of Object.entries(build.server_ms_per_request).slice(0, 8)) console.log(`  ${ms.toFixed(2).padStart(7)} ms  ${kind}`)
+}
+const file = writeResults('bulk-statements', startedAt, {
+  bench: 'bench/bulk-statements.ts',
+  command: `node dist/bench/bulk-statements.js ${process.argv.slice(2).join(' ')}`.trim(),
+  started_at: startedAt.toISOString(),
+  settings: {rounds: ROUNDS, requests_per_turn: PER_TURN, warmup_requests: WARMUP, rows_per_request: 500, redis: Boolean(redisUrl)},
+  builds: figures,
+})
+console.log(`results: ${file}`)
