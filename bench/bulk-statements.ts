@@ -11,7 +11,6 @@
  * It switches the server's slow query log on for the run and back as it was (it needs a user
  * allowed to SET GLOBAL). The figures go to bench/results/bulk-statements-<ISO 8601 basic time>.json.
  */
-import {randomUUID} from 'node:crypto'
 
 import mysql from 'mysql2/promise'
 
@@ -20,6 +19,7 @@ import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {LoadConnection} from './http-load.js'
+import {NewPeopleBulks} from './new-people-bulk.js'
 import {median} from './push-floor.js'
 import {checkoutCommit, writeResults} from './results-file.js'
 
@@ -59,22 +59,7 @@ interface Build {
 }
 const builds: Build[] = []
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
-const run = randomUUID().slice(0, 8)
-let batch = 0
-
-/** One bulk request of 500 new people (as compare-builds.ts sends); its time in ms. */
-async function bulk(connection: LoadConnection): Promise<number> {
-  const leads = Array.from({length: 500}, (_, i) => ({
-    contact_name: `Bulk ${run} ${batch}-${i}`,
-    contact_email: `bulk-${run}-${batch}-${i}@example.org`,
-    contact_phone: `+1 (${String(200 + (batch % 700)).padStart(3, '0')}) 555-${String(i).padStart(4, '0')}`,
-  }))
-  batch++
-  const started = performance.now()
-  const response = await connection.post('/api/agents/crm/leads/bulk', {...headers, 'idempotency-key': randomUUID()}, JSON.stringify({leads}))
-  if (response.status !== 200) throw new Error(`expected 200, got ${response.status}: ${response.text.slice(0, 300)}`)
-  return performance.now() - started
-}
+const bulkRequests = new NewPeopleBulks(headers)
 
 /** A statement's kind: its verb and table, e.g. "INSERT lead_search_words". */
 function kindOf(sql: string): string {
@@ -89,11 +74,11 @@ try {
     const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
     builds.push({label, daemon, connection: await LoadConnection.open(daemon.url), requestsMs: [], statementMs: new Map()})
   }
-  for (const build of builds) for (let i = 0; i < WARMUP; i++) await bulk(build.connection)
+  for (const build of builds) for (let i = 0; i < WARMUP; i++) await bulkRequests.send(build.connection)
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
       await admin.query('TRUNCATE mysql.slow_log')
-      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await bulk(build.connection))
+      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await bulkRequests.send(build.connection))
       const [rows] = (await admin.query(
         "SELECT CONVERT(sql_text USING utf8mb4) AS sql_text, TIME_TO_SEC(query_time) * 1000 AS ms FROM mysql.slow_log WHERE sql_text NOT LIKE '%slow_log%'",
       )) as unknown as [Array<{sql_text: string; ms: number | string}>]

@@ -26,6 +26,7 @@ import {createServices} from '../src/services.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
 import {LoadConnection} from './http-load.js'
+import {NewPeopleBulks} from './new-people-bulk.js'
 import {median, p99} from './push-floor.js'
 import {checkoutCommit, writeResults} from './results-file.js'
 
@@ -85,20 +86,7 @@ async function create(connection: LoadConnection): Promise<number> {
   return performance.now() - started
 }
 
-let batch = 0
-/** One bulk request of 500 new people; its time in ms. */
-async function bulk(connection: LoadConnection): Promise<number> {
-  const leads = Array.from({length: 500}, (_, i) => ({
-    contact_name: `Bulk ${run} ${batch}-${i}`,
-    contact_email: `bulk-${run}-${batch}-${i}@example.org`,
-    contact_phone: `+1 (${String(200 + (batch % 700)).padStart(3, '0')}) 555-${String(i).padStart(4, '0')}`,
-  }))
-  batch++
-  const started = performance.now()
-  const response = await connection.post('/api/agents/crm/leads/bulk', {...headers, 'idempotency-key': randomUUID()}, JSON.stringify({leads}))
-  if (response.status !== 200) throw new Error(`expected 200, got ${response.status}: ${response.text.slice(0, 300)}`)
-  return performance.now() - started
-}
+const bulkRequests = new NewPeopleBulks(headers)
 
 const startedAt = new Date()
 const cpuAtStart = cpuTimes()
@@ -122,7 +110,7 @@ try {
   }
   for (let i = 0; i < 2 * BULKS * builds.length; i++) {
     const build = builds[i % builds.length]!
-    const took = await bulk(build.connections[0]!)
+    const took = await bulkRequests.send(build.connections[0]!)
     if (i >= BULKS * builds.length) build.bulks.push(took)
   }
 } finally {
