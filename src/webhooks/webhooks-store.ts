@@ -50,9 +50,8 @@ function changesSubscribers(changes: WebhookChanges): boolean {
  * only the operator and the delivery worker look a webhook up by id alone.
  *
  * Which webhooks an event goes to is part of the customer's setup: every insert and delete, and
- * every change of `is_active` or `event_types`, bumps the customer's setup version in its own
- * transaction, before it touches the webhook (a write holds the customer's row, then the
- * webhook's, in that order too), so a write that kept the subscribers knows they moved.
+ * every change of `is_active` or `event_types`, bumps the customer's setup version in the same
+ * transaction, so a write that kept the subscribers (CreateGuess) knows they moved.
  */
 export class WebhooksStore {
   constructor(
