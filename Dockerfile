@@ -22,8 +22,10 @@ WORKDIR /app
 ENV npm_config_nodedir=/usr/local \
     npm_config_update_notifier=false
 
-# The dependency layer is reused until package.json or package-lock.json changes.
+# The dependency layer is reused until package.json, package-lock.json or the patches change
+# (npm ci's postinstall applies patches/ to the installed packages with patch-package).
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 
 # Sources (.dockerignore keeps test/, bench/, docs and local artefacts out, so dist/ gets neither
