@@ -57,26 +57,36 @@ export function insertChunks<Row extends object>(
 ): Statement[] {
   const maxRows = rowsPerInsert(db)
   const maxBytes = statementBudget(db)
+  const columns = rows.length === 0 ? [] : (Object.keys(rows[0]!) as Array<keyof Row>)
   const statements: Statement[] = []
+  const chunk = (from: number, to: number, bytes: number) => {
+    const statement = insertRows(db, table, rows.slice(from, to), conflict)
+    // Measured here, row by row, so the batch that sends it need not walk its values again.
+    if (maxBytes !== Infinity) measured.set(statement, STATEMENT_TEXT + bytes)
+    statements.push(statement)
+  }
   let start = 0
-  let bytes = STATEMENT_TEXT
+  let bytes = 0
   for (let index = 0; index < rows.length; index++) {
-    const size = maxBytes === Infinity ? 0 : rowBytes(rows[index]!)
-    if (index > start && (index - start >= maxRows || bytes + size > maxBytes)) {
-      statements.push(insertRows(db, table, rows.slice(start, index), conflict))
+    const size = maxBytes === Infinity ? 0 : rowBytes(rows[index]!, columns)
+    if (index > start && (index - start >= maxRows || STATEMENT_TEXT + bytes + size > maxBytes)) {
+      chunk(start, index, bytes)
       start = index
-      bytes = STATEMENT_TEXT
+      bytes = 0
     }
     bytes += size
   }
-  if (start < rows.length) statements.push(insertRows(db, table, rows.slice(start), conflict))
+  if (start < rows.length) chunk(start, rows.length, bytes)
   return statements
 }
 
-/** A row's tuple in a multi-row INSERT as statementBytes counts it: each value with its placeholder and separator, the parentheses and the separator after. */
-function rowBytes(row: object): number {
+/**
+ * A row's tuple in a multi-row INSERT, at least as statementBytes counts it: each value with its
+ * placeholder and separator, the parentheses and the separator after.
+ */
+function rowBytes<Row extends object>(row: Row, columns: ReadonlyArray<keyof Row>): number {
   let bytes = 4
-  for (const value of Object.values(row)) bytes += valueBytes(value as Knex.Value) + 3
+  for (const column of columns) bytes += valueBytes(row[column] as Knex.Value) + 3
   return bytes
 }
 
@@ -86,10 +96,15 @@ function rowBytes(row: object): number {
  * or backslash is sent as two), a buffer as hex, a number at its longest.
  */
 export function statementBytes(statement: Statement): number {
+  const known = measured.get(statement)
+  if (known !== undefined) return known
   let bytes = Buffer.byteLength(statement.sql)
   for (const value of statement.bindings) bytes += valueBytes(value)
   return bytes
 }
+
+/** The bytes of the statements insertChunks built, as statementBytes counts them. */
+const measured = new WeakMap<Statement, number>()
 
 /** Strings shorter than this are bounded by their length alone: counting their bytes cost more than the rest of the estimate. */
 const SHORT_STRING = 256

@@ -76,7 +76,7 @@ export function searchWords(text: string | null): string[] {
   const words = folded
     .split(/[^\p{L}\p{N}]+/u)
     .filter((word) => word !== '')
-    .map((word) => [...word].slice(0, WORD_MAX_LENGTH).join(''))
+    .map((word) => (word.length <= WORD_MAX_LENGTH ? word : [...word].slice(0, WORD_MAX_LENGTH).join('')))
   return [...new Set(words)]
 }
 
