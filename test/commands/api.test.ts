@@ -2,7 +2,7 @@ import {expect} from 'chai'
 
 import {postJson} from '../helpers/api.js'
 import {backends} from '../helpers/backends.js'
-import {runCli, runCliAtTerminal} from '../helpers/cli.js'
+import {runCli, runCliAtWidth} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon} from '../helpers/test-daemon.js'
 
@@ -81,7 +81,7 @@ describe('leads api', function () {
     const included = await runCli(['api', 'GET', '/api/agents/crm/leads', '-i'], env())
     expect(included.stderr).to.match(/^HTTP 200 OK\nRateLimit-Limit: 60\nRateLimit-Remaining: \d+\nRateLimit-Reset: \d+\n$/)
     expect(JSON.parse(included.stdout)).to.include({total: 0})
-    const shown = await runCliAtTerminal(['api', 'GET', '/api/agents/crm/leads'], env())
+    const shown = await runCliAtWidth(['api', 'GET', '/api/agents/crm/leads'], env(), 120)
     expect(shown.stdout.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')).to.include('{\n  "leads": [],\n  "total": 0,')
   })
 

@@ -8,7 +8,7 @@ import type {Db} from '../../src/db/knex.js'
 import type {Services} from '../../src/services.js'
 import {DEFAULT_MAX_IN_FLIGHT, MAX_IN_FLIGHT_LIMIT, type Webhook} from '../../src/webhooks/webhook-types.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {CLI, runCli, runCliAtTerminal, runCliJson, startCliAtTerminal} from '../helpers/cli.js'
+import {CLI, runCli, runCliAtWidth, runCliJson, startCliAtTerminal} from '../helpers/cli.js'
 import {openServices} from '../helpers/fixtures.js'
 import {openTestDb} from '../helpers/test-db.js'
 
@@ -183,7 +183,7 @@ describe('delivery state commands', function () {
         expect(text.stdout).to.match(new RegExp(`\\n  delivering  ${delivering} \\S+\\n`))
         expect(text.stdout).to.match(new RegExp(`\\n  held        ${held} \\S+  next attempt ${iso(probeAt)}\\n`))
 
-        const dashboard = (await runCliAtTerminal(['webhooks', 'inspect', webhook.id], env)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
+        const dashboard = (await runCliAtWidth(['webhooks', 'inspect', webhook.id], env, 120)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
         expect(dashboard).to.include(
           `sending breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 1 of ${DEFAULT_MAX_IN_FLIGHT} (default cap) in flight`,
         )
@@ -219,7 +219,7 @@ describe('delivery state commands', function () {
         expect(text.code, text.stderr).to.equal(0)
         expect(text.stdout).to.include(`sending:   breaker open (opened ${iso(openedAt)}), cool-down over: the next delivery is the probe · 0 of `)
         expect(text.stdout).to.not.include(iso(cooledAt))
-        const dashboard = (await runCliAtTerminal(['webhooks', 'inspect', webhook.id], env)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
+        const dashboard = (await runCliAtWidth(['webhooks', 'inspect', webhook.id], env, 120)).stdout.replace(ANSI, '').replace(/[\s│╭╮╰╯─]+/g, ' ')
         expect(dashboard).to.include('cool-down over: the next delivery is the probe')
       })
 

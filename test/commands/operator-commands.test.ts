@@ -5,7 +5,7 @@ import {hashToken} from '../../src/keys/tokens.js'
 import type {Db} from '../../src/db/knex.js'
 import type {Services} from '../../src/services.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {runCli, runCliAtTerminal, runCliJson, runCliProcess} from '../helpers/cli.js'
+import {runCli, runCliAtTerminal, runCliAtWidth, runCliJson, runCliProcess} from '../helpers/cli.js'
 import {insertLeads, leadRecord, openServices} from '../helpers/fixtures.js'
 import {openTestDb} from '../helpers/test-db.js'
 
@@ -223,12 +223,12 @@ describe('operator commands', function () {
       expect(byId.get(issued.id)).to.include({state: 'rotating', previous_token_retires_at: rotated.previous_token_retires_at})
       expect(Date.parse(rotated.previous_token_retires_at) - Date.now()).to.be.within(7_100_000, 7_200_000)
       expect(byId.get(other.id)).to.include({state: 'active', previous_token_retires_at: null})
-      const shown = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 160)
+      const shown = await runCliAtWidth(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, 160)
       const line = (id: string) => shown.stdout.split('\n').find((candidate) => candidate.startsWith(id)) ?? ''
       expect(line(issued.id).split(/\s+/).slice(0, 2)).to.deep.equal([issued.id, 'rotating'])
       expect(line(issued.id)).to.include(rotated.previous_token_retires_at)
       expect(line(other.id).split(/\s+/).slice(0, 2)).to.deep.equal([other.id, 'active'])
-      const narrow = await runCliAtTerminal(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, '', 80)
+      const narrow = await runCliAtWidth(['keys', 'list', '--customer', customerId], {...env, NO_COLOR: '1'}, 80)
       expect(narrow.stdout.split('\n').find((candidate) => candidate.startsWith(issued.id))).to.match(/^\S+\s+rotating\s/)
     })
 

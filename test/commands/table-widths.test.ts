@@ -3,7 +3,7 @@ import {expect} from 'chai'
 import type {Db} from '../../src/db/knex.js'
 import type {Services} from '../../src/services.js'
 import {forEachBackend} from '../helpers/backends.js'
-import {runCliAtTerminal} from '../helpers/cli.js'
+import {runCliAtTerminal, runCliAtWidth} from '../helpers/cli.js'
 import {openServices} from '../helpers/fixtures.js'
 import {openTestDb} from '../helpers/test-db.js'
 
@@ -13,7 +13,7 @@ const WIDTHS = [80, 120, 160]
 
 /** What a terminal `columns` wide shows for `leads ARGS`, line by line, without colour. */
 async function shownAt(args: string[], env: Record<string, string>, columns: number): Promise<string[]> {
-  const result = await runCliAtTerminal(args, {...env, NO_COLOR: '1'}, '', columns)
+  const result = await runCliAtWidth(args, {...env, NO_COLOR: '1'}, columns)
   expect(result.code, result.stdout).to.equal(0)
   return result.stdout
     .replace(ANSI, '')

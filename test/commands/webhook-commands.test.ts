@@ -8,7 +8,7 @@ import {createServices} from '../../src/services.js'
 import {SECRET_OVERLAP_MS} from '../../src/webhooks/signing-secrets.js'
 import {postJson} from '../helpers/api.js'
 import {backends, forEachBackend} from '../helpers/backends.js'
-import {CLI, runCli, runCliAtTerminal, runCliJson} from '../helpers/cli.js'
+import {CLI, runCli, runCliAtWidth, runCliJson} from '../helpers/cli.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {waitUntil} from '../helpers/local-servers.js'
 import {Receiver} from '../helpers/receiver.js'
@@ -79,7 +79,7 @@ describe('webhook and delivery commands', function () {
         [2, '2 retries'],
       ] as const) {
         await daemon.db('webhooks').where({customer_id: tenant.customer.id, id: webhookId}).update({retry_attempts: attempts})
-        const shown = await runCliAtTerminal(['webhooks', 'inspect', webhookId], {...env(), NO_COLOR: '1'}, '', 160)
+        const shown = await runCliAtWidth(['webhooks', 'inspect', webhookId], {...env(), NO_COLOR: '1'}, 160)
         expect(shown.code, shown.stdout).to.equal(0)
         expect(shown.stdout).to.match(new RegExp(`timeout \\d+s · ${words}\\b`))
       }

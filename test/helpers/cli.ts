@@ -45,9 +45,24 @@ export function runCliProcess(args: string[], env: Record<string, string>, cwd =
  * captured, the environment and working directory set for the run, and no terminal. About a
  * tenth of a child process's cost.
  */
-export async function runCli(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string>, cwd = PROJECT_ROOT): Promise<CliResult> {
+  return runInProcess(args, env, cwd)
+}
+
+/**
+ * Runs a `leads` command in this process (as runCli) with stdout and stderr a terminal `columns`
+ * wide and no keyboard (stdin is not one): for what a view shows at a width, without the second
+ * or so a process of its own spends loading Ink. What needs a real terminal (prompts, colour
+ * detection, the screen's rows) runs in one: runCliAtTerminal.
+ */
+export function runCliAtWidth(args: string[], env: Record<string, string>, columns: number): Promise<CliResult> {
+  return runInProcess(args, env, PROJECT_ROOT, columns)
+}
+
+async function runInProcess(args: string[], env: Record<string, string>, cwd: string, columns?: number): Promise<CliResult> {
   const saved = {env: {...process.env}, cwd: process.cwd(), exitCode: process.exitCode, out: process.stdout.write, err: process.stderr.write}
   const ttys = [process.stdout, process.stderr, process.stdin].map((stream) => [stream, Object.getOwnPropertyDescriptor(stream, 'isTTY')] as const)
+  const widths = [process.stdout, process.stderr].map((stream) => [stream, Object.getOwnPropertyDescriptor(stream, 'columns')] as const)
   let stdout = ''
   let stderr = ''
   const capture = (append: (text: string) => void) =>
@@ -61,7 +76,11 @@ export async function runCli(args: string[], env: Record<string, string>, cwd = 
   Object.assign(process.env, commandEnv(env))
   process.chdir(cwd)
   process.exitCode = undefined
-  for (const [stream] of ttys) Object.defineProperty(stream, 'isTTY', {value: false, configurable: true, writable: true})
+  for (const [stream] of ttys) {
+    const terminal = columns !== undefined && stream !== process.stdin
+    Object.defineProperty(stream, 'isTTY', {value: terminal, configurable: true, writable: true})
+    if (terminal) Object.defineProperty(stream, 'columns', {value: columns, configurable: true, writable: true})
+  }
   process.stdout.write = capture((text) => (stdout += text)) as typeof process.stdout.write
   process.stderr.write = capture((text) => (stderr += text)) as typeof process.stderr.write
   let code = 0
@@ -85,6 +104,10 @@ export async function runCli(args: string[], env: Record<string, string>, cwd = 
     for (const [stream, descriptor] of ttys) {
       if (descriptor) Object.defineProperty(stream, 'isTTY', descriptor)
       else delete (stream as {isTTY?: boolean}).isTTY
+    }
+    for (const [stream, descriptor] of widths) {
+      if (descriptor) Object.defineProperty(stream, 'columns', descriptor)
+      else delete (stream as {columns?: number}).columns
     }
     for (const name of Object.keys(process.env)) delete process.env[name]
     Object.assign(process.env, saved.env)
