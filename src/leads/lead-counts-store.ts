@@ -38,11 +38,11 @@ export class LeadCountsStore {
   apply(changes: readonly LeadWrite[]): Statement[] {
     const deltas = new Map<string, {customer_id: string; status: string; stage_id: string; lead_line: string; n: number}>()
     const add = (lead: LeadRecord, n: number) => {
-      const row = {customer_id: lead.customerId, status: lead.status, stage_id: lead.stageId, lead_line: lead.leadLine ?? NO_LEAD_LINE}
-      const key = `${row.customer_id}\u0000${row.status}\u0000${row.stage_id}\u0000${row.lead_line}`
+      const leadLine = lead.leadLine ?? NO_LEAD_LINE
+      const key = `${lead.customerId}\u0000${lead.status}\u0000${lead.stageId}\u0000${leadLine}`
       const current = deltas.get(key)
       if (current) current.n += n
-      else deltas.set(key, {...row, n})
+      else deltas.set(key, {customer_id: lead.customerId, status: lead.status, stage_id: lead.stageId, lead_line: leadLine, n})
     }
     for (const {before, after} of changes) {
       if (before) add(before, -1)
