@@ -3,7 +3,8 @@
  * one or two builds: the server's own execution time of each statement (MariaDB's slow query log
  * with long_query_time 0, into mysql.slow_log) beside each request's time through the API. It
  * tells a bulk made slower by what it writes (wider rows, more of them) from one made slower in
- * the daemon. Builds take turns, a few requests each, so both see the same machine.
+ * the daemon, as does the CPU time the daemon and the database server each spend per request.
+ * Builds take turns, a few requests each, so both see the same machine.
  *
  * Run (each checkout built; the older build given this checkout's migrations, as in compare-builds.ts):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
@@ -20,6 +21,7 @@ import {createServices} from '../src/services.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {LoadConnection} from './http-load.js'
 import {NewPeopleBulks} from './new-people-bulk.js'
+import {databasePid, processCpuMs} from './process-cpu.js'
 import {median} from './push-floor.js'
 import {checkoutCommit, writeResults} from './results-file.js'
 
@@ -56,6 +58,8 @@ interface Build {
   requestsMs: number[]
   /** Server time per statement kind, summed over the build's timed requests. */
   statementMs: Map<string, number>
+  /** CPU time of the daemon and of the database server over the build's timed requests, summed. */
+  cpuMs: {daemon: number; database: number}
 }
 const builds: Build[] = []
 const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
@@ -69,16 +73,27 @@ function kindOf(sql: string): string {
   return verb === 'COMMIT' || verb === 'START TRANSACTION' || verb === 'ROLLBACK' ? verb : `${verb} ${match[2] ?? ''}`.trim()
 }
 
+const serverPid = databasePid()
+
+/** The build's daemon's CPU time so far and the database server's, in ms (0 where it cannot be read). */
+function cpuNow(build: Build): {daemon: number; database: number} {
+  return {daemon: processCpuMs(build.daemon.child.pid!) ?? 0, database: serverPid === null ? 0 : (processCpuMs(serverPid) ?? 0)}
+}
+
 try {
   for (const {label, root, settings} of specs) {
     const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
-    builds.push({label, daemon, connection: await LoadConnection.open(daemon.url), requestsMs: [], statementMs: new Map()})
+    builds.push({label, daemon, connection: await LoadConnection.open(daemon.url), requestsMs: [], statementMs: new Map(), cpuMs: {daemon: 0, database: 0}})
   }
   for (const build of builds) for (let i = 0; i < WARMUP; i++) await bulkRequests.send(build.connection)
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
       await admin.query('TRUNCATE mysql.slow_log')
+      const cpuBefore = cpuNow(build)
       for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await bulkRequests.send(build.connection))
+      const cpuAfter = cpuNow(build)
+      build.cpuMs.daemon += cpuAfter.daemon - cpuBefore.daemon
+      build.cpuMs.database += cpuAfter.database - cpuBefore.database
       const [rows] = (await admin.query(
         "SELECT CONVERT(sql_text USING utf8mb4) AS sql_text, TIME_TO_SEC(query_time) * 1000 AS ms FROM mysql.slow_log WHERE sql_text NOT LIKE '%slow_log%'",
       )) as unknown as [Array<{sql_text: string; ms: number | string}>]
@@ -101,13 +116,15 @@ const figures = builds.map((build) => ({
   request_median_ms: median(build.requestsMs),
   server_ms_per_request: Object.fromEntries([...build.statementMs].sort(([, a], [, b]) => b - a).map(([kind, ms]) => [kind, ms / requests])),
   server_total_ms_per_request: [...build.statementMs.values()].reduce((sum, ms) => sum + ms, 0) / requests,
+  daemon_cpu_ms_per_request: build.cpuMs.daemon / requests,
+  database_cpu_ms_per_request: serverPid === null ? null : build.cpuMs.database / requests,
 }))
 console.log(
   `Bulk requests of 500 new leads (MariaDB${redisUrl ? ' + Redis' : ''}), ${requests} per build after ${WARMUP} untimed, builds taking turns of ${PER_TURN}`,
 )
 for (const build of figures) {
   console.log(
-    `${build.label} (${build.commit?.slice(0, 7) ?? '?'}): request median ${build.request_median_ms.toFixed(1)} ms, server time ${build.server_total_ms_per_request.toFixed(1)} ms`,
+    `${build.label} (${build.commit?.slice(0, 7) ?? '?'}): request median ${build.request_median_ms.toFixed(1)} ms, server time ${build.server_total_ms_per_request.toFixed(1)} ms; CPU per request: daemon ${build.daemon_cpu_ms_per_request.toFixed(1)} ms, database ${build.database_cpu_ms_per_request?.toFixed(1) ?? 'not measured'} ms`,
   )
   for (const [kind, ms] of Object.entries(build.server_ms_per_request).slice(0, 8)) console.log(`  ${ms.toFixed(2).padStart(7)} ms  ${kind}`)
 }
