@@ -58,6 +58,8 @@ const NOT_PLAIN = new RegExp(`[${Object.keys(PLAIN_LETTERS).join('')}]`, 'gu')
 // An alternation, not a class: ESLint reads a joiner in a class as joining its neighbours.
 const INVISIBLE_IN_WORD = /\u00ad|\u200c|\u200d|\u2060|\ufeff/g
 
+const ASCII = /^[\u0000-\u007f]*$/
+
 /**
  * The words of a text as they are indexed and searched: lower-cased, accents dropped (José and
  * Jose are one word), letters like ł, ø and ß written plain (PLAIN_LETTERS), characters that show
@@ -66,15 +68,20 @@ const INVISIBLE_IN_WORD = /\u00ad|\u200c|\u200d|\u2060|\ufeff/g
  */
 export function searchWords(text: string | null): string[] {
   if (text === null) return []
-  const folded = text
-    .replace(INVISIBLE_IN_WORD, '')
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(NOT_PLAIN, (letter) => PLAIN_LETTERS[letter]!)
+  // Plain ASCII, most names and emails, folds to itself lower-cased: none of the Unicode steps
+  // below changes it, and they cost a bulk of 500 leads a few milliseconds.
+  const ascii = ASCII.test(text)
+  const folded = ascii
+    ? text.toLowerCase()
+    : text
+        .replace(INVISIBLE_IN_WORD, '')
+        .normalize('NFKD')
+        .replace(/\p{M}/gu, '')
+        .toLowerCase()
+        .replace(NOT_PLAIN, (letter) => PLAIN_LETTERS[letter]!)
   // NFKD can lengthen a word (ligatures): cut at what the column holds, in code points as MySQL counts.
   const words = folded
-    .split(/[^\p{L}\p{N}]+/u)
+    .split(ascii ? /[^a-z0-9]+/ : /[^\p{L}\p{N}]+/u)
     .filter((word) => word !== '')
     .map((word) => (word.length <= WORD_MAX_LENGTH ? word : [...word].slice(0, WORD_MAX_LENGTH).join('')))
   return [...new Set(words)]

@@ -1,4 +1,5 @@
 import {expect} from 'chai'
+import fc from 'fast-check'
 
 import {leadWords, parseSearch, prefixRange, searchWords, WORD_MAX_LENGTH} from '../../../src/leads/lead-search-terms.js'
 
@@ -29,6 +30,19 @@ describe('search words and terms', function () {
     expect(searchWords('  -- ')).to.deep.equal([])
     expect(searchWords(null)).to.deep.equal([])
     expect(searchWords('x'.repeat(WORD_MAX_LENGTH + 50))).to.deep.equal(['x'.repeat(WORD_MAX_LENGTH)])
+  })
+
+  it('splits plain ASCII text as it splits any other text', function () {
+    // An accented letter sends the text down the Unicode path; alone after a space it is the word `e`.
+    fc.assert(
+      fc.property(fc.string({unit: 'binary-ascii', maxLength: 60}), (text) => {
+        const unicode = searchWords(`${text} \u00e9`)
+        const notE = (words: string[]) => words.filter((word) => word !== 'e')
+        expect(unicode).to.include('e')
+        expect(notE(unicode)).to.deep.equal(notE(searchWords(text)))
+      }),
+      {seed: 20261128, numRuns: 500},
+    )
   })
 
   it('gives a lead the words of its name and of its email before the @', function () {
