@@ -51,9 +51,9 @@ export function runCli(args: string[], env: Record<string, string>, cwd = PROJEC
 
 /**
  * Runs a `leads` command in this process (as runCli) with stdout and stderr a terminal `columns`
- * wide and no keyboard (stdin is not one): for what a view shows at a width, without the second
- * or so a process of its own spends loading Ink. What needs a real terminal (prompts, colour
- * detection, the screen's rows) runs in one: runCliAtTerminal.
+ * wide and no keyboard (stdin is not one): for what a view shows at a width, without a process
+ * of its own loading Ink for every run. What needs a real terminal (prompts, colour detection,
+ * the screen's rows) runs in one: runCliAtTerminal.
  */
 export function runCliAtWidth(args: string[], env: Record<string, string>, columns: number): Promise<CliResult> {
   return runInProcess(args, env, PROJECT_ROOT, columns)
