@@ -8,8 +8,9 @@ const path = require('node:path')
 const mysqlRun = Boolean(process.env.LEADS_TEST_MYSQL_URL)
 
 /**
- * The SQLite run's longest files (each 6-15 s of a run of about a minute), handed out first: mocha
- * starts the files in the order given, and one of these started last would end the run alone.
+ * The SQLite run's long files, handed out first: mocha starts the files in the order given, and
+ * one of these started last would end the run alone. Not strictly by length: this order ran the
+ * whole suite sooner than one sorted by each file's time, in runs taking turns with it.
  */
 const LONGEST_FIRST = [
   'daemon/delivery-scheduling',
