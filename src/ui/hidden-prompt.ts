@@ -23,8 +23,9 @@ export function askHidden(question: string, input: NodeJS.ReadStream = process.s
         else if (char >= ' ') answer += char
       }
     }
-    output.write(question)
+    // Echo off before the question shows: a token typed the moment the prompt appears is never echoed.
     input.setRawMode(true)
+    output.write(question)
     input.setEncoding('utf8')
     input.on('data', onData)
     input.resume()
