@@ -16,6 +16,8 @@ const LAST_USED_FLUSH_MS = 15_000
 const IDEMPOTENCY_PURGE_MS = 10 * 60_000
 /** How long open connections get to finish their request once the daemon stops listening. */
 const CONNECTION_DRAIN_MS = 3000
+/** How often a stopping daemon closes the connections that went idle since it stopped listening. */
+const IDLE_CLOSE_INTERVAL_MS = 50
 /** How long in-flight requests get to finish after SIGTERM/SIGINT before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000
 
@@ -110,10 +112,21 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       stopping ??= (async () => {
         for (const timer of timers) clearInterval(timer)
         await new Promise<void>((resolve) => {
-          server.close(() => resolve())
-          server.closeIdleConnections()
+          // A keep-alive connection whose answer goes out after close() stays open, idle: it is
+          // closed as soon as it is idle rather than held until the drain time.
+          const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_CLOSE_INTERVAL_MS)
           // A client that never finishes its request (an upload cut off by a 413) must not hold shutdown.
-          setTimeout(() => server.closeAllConnections(), CONNECTION_DRAIN_MS).unref()
+          const drain = setTimeout(() => {
+            logger.warn('closing the connections still open at the drain time')
+            server.closeAllConnections()
+          }, CONNECTION_DRAIN_MS)
+          drain.unref()
+          server.close(() => {
+            clearInterval(closeIdle)
+            clearTimeout(drain)
+            resolve()
+          })
+          server.closeIdleConnections()
         })
         await worker?.stop()
         await watch?.stop()
