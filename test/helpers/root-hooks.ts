@@ -4,6 +4,7 @@ import path from 'node:path'
 
 import nock from 'nock'
 
+import type {DatabaseConfig} from '../../src/config/config.js'
 import {createDb} from '../../src/db/knex.js'
 import {migrateLatest} from '../../src/db/migrate.js'
 import {connectRedis} from '../../src/db/redis.js'
@@ -24,6 +25,32 @@ if (!(process.env['NODE_OPTIONS'] ?? '').includes(preload)) process.env['NODE_OP
 recordStatements(process.env[SQL_RECORD_VARIABLE]!)
 
 /**
+ * An empty SQLite store with every migration applied, made once per process: each test file
+ * starts on a copy of it, as migrating afresh for every file cost about as much as a small
+ * file's tests.
+ */
+let sqliteTemplate: Promise<string> | undefined
+function migratedSqliteTemplate(): Promise<string> {
+  sqliteTemplate ??= (async () => {
+    const file = path.join(os.tmpdir(), `leads-test-template-${process.pid}.db`)
+    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, {force: true})
+    await migrate({client: 'sqlite', filename: file, url: `sqlite://${file}`})
+    process.once('exit', () => fs.rmSync(file, {force: true}))
+    return file
+  })()
+  return sqliteTemplate
+}
+
+async function migrate(database: DatabaseConfig): Promise<void> {
+  const db = createDb(database)
+  try {
+    await migrateLatest(db)
+  } finally {
+    await db.destroy()
+  }
+}
+
+/**
  * Root hooks: no real outbound network (loopback only), every backend migrated once, and on CI
  * a hard failure when MariaDB or Redis is missing, so a run can never pass on SQLite alone.
  */
@@ -39,12 +66,8 @@ export const mochaHooks = {
       }
     }
     for (const backend of backends()) {
-      const db = createDb(backend.config().database)
-      try {
-        await migrateLatest(db)
-      } finally {
-        await db.destroy()
-      }
+      if (backend.name === 'sqlite') fs.copyFileSync(await migratedSqliteTemplate(), SQLITE_FILE)
+      else await migrate(backend.config().database)
     }
     const redisUrl = process.env['LEADS_TEST_REDIS_URL']
     if (redisUrl) await (await connectRedis({mode: 'single', url: redisUrl})).close()
