@@ -20,8 +20,31 @@ export function normalizeEmail(email: string | null): string | null {
 
 /** Every digit of a phone number, formatting dropped; null when it has none. */
 export function phoneDigits(phone: string | null): string | null {
-  const digits = phone?.replace(/\D/g, '') ?? ''
+  const digits = phone === null ? '' : asciiDigits(phone).replace(/\D/g, '')
   return digits === '' ? null : digits
+}
+
+/**
+ * The text with every decimal digit of any script as its ASCII digit (`５` and `٥` as `5`), so a
+ * number typed with a full-width keyboard or in Arabic-Indic digits matches the same number in
+ * ASCII; everything else unchanged.
+ */
+export function asciiDigits(text: string): string {
+  return ASCII_ONLY.test(text) ? text : text.replace(DECIMAL_DIGIT, (digit) => String(digitValue(digit.codePointAt(0)!)))
+}
+
+const ASCII_ONLY = /^[\u0000-\u007f]*$/
+const DECIMAL_DIGIT = /\p{Nd}/gu
+const IS_DECIMAL_DIGIT = /^\p{Nd}$/u
+
+/**
+ * A decimal digit's value. Unicode encodes each script's digits as a run from 0 to 9 (some runs
+ * follow one another, as the mathematical digits do), so it is the digit's place in its run.
+ */
+function digitValue(codePoint: number): number {
+  let zero = codePoint
+  while (IS_DECIMAL_DIGIT.test(String.fromCodePoint(zero - 1))) zero -= 1
+  return (codePoint - zero) % 10
 }
 
 /** The last 10 digits of a phone number, the key two leads' phones are matched on. */

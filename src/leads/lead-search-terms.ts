@@ -1,5 +1,5 @@
 import {LEAD_LIMITS} from './lead-limits.js'
-import {normalizeEmail, phoneDigits} from './lead-matching.js'
+import {asciiDigits, normalizeEmail, phoneDigits} from './lead-matching.js'
 
 /**
  * The rules of `search`, apart from any SQL: a term matches a lead when every word of the term
@@ -96,7 +96,8 @@ export function leadWords(lead: {contactName: string | null; contactEmail: strin
 
 /** How a `search` term is matched; null when it has nothing to match on (only punctuation). */
 export function parseSearch(term: string): SearchPlan | null {
-  if (PHONE_TERM.test(term)) {
+  // Full-width forms (`＋１ （５５５）`) are read as what they stand for.
+  if (PHONE_TERM.test(asciiDigits(term.normalize('NFKC')))) {
     const digits = phoneDigits(term)
     if (digits !== null) return {kind: 'phone', digits}
   }

@@ -186,6 +186,8 @@ describe('POST /api/agents/crm/leads', function () {
             ['5550102000', '+1 (555) 010-2000'],
             ['555.010.2000', '1-555-010-2000'],
             ['+44 555 010 2000', '(555) 0102000'],
+            ['+1 (555) 010-2000', '＋１ （５５５） ０１０-２０００'],
+            ['٥٥٥٠١٠٢٠٠٠', '555 010 2000'],
           ]) {
             it(`merges ${sent} into ${stored} by the last 10 digits`, async function () {
               const first = await create({contact_name: 'Phone', contact_phone: stored})

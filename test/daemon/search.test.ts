@@ -97,6 +97,8 @@ describe('search', function () {
       ['ose', [], 'not the middle of an email word'],
       ['+1 (555) 010-2000', ['grace'], 'a phone number, formatting ignored'],
       ['15550102000', ['grace'], 'all its digits'],
+      ['＋１ （５５５） ０１０-２０００', ['grace'], 'typed in full-width forms'],
+      ['٥٥٥-٠١٠', ['grace', 'li', 'percent'], 'or in the digits of another script'],
       ['555-010', ['grace', 'li', 'percent'], 'the beginning of the last 10 digits'],
       ['1555', ['grace'], 'the beginning of all the digits'],
       ['0102000', [], 'not the middle of a number'],

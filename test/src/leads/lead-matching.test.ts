@@ -22,6 +22,22 @@ describe('match keys', function () {
     expect(phoneDigits('ext. only')).to.equal(null)
     expect(phoneLast10(null)).to.equal(null)
   })
+
+  it('reads the decimal digits of every script as the ASCII digits they are', function () {
+    expect(phoneDigits('＋１ （５５５） ０１０-２０００')).to.equal('15550102000')
+    expect(phoneDigits('٥٥٥٠١٠٢٠٠٠')).to.equal('5550102000')
+    expect(phoneDigits('+1 ५५५ ०१० २०००')).to.equal('15550102000')
+    // The mathematical digits are five runs of 0 to 9 one after another.
+    expect(phoneDigits('𝟎𝟗 𝟘𝟡 𝟢𝟫 𝟬𝟵 𝟶𝟿')).to.equal('0909090909')
+    // Numbers that are not decimal digits (superscripts, Roman numerals) are formatting.
+    expect(phoneDigits('²Ⅻ')).to.equal(null)
+    const everyDigit = Array.from({length: 0x110000}, (_, codePoint) => codePoint)
+      .filter((codePoint) => codePoint < 0xd800 || codePoint > 0xdfff)
+      .map((codePoint) => String.fromCodePoint(codePoint))
+      .filter((character) => /^\p{Nd}$/u.test(character))
+    expect(everyDigit.length).to.be.above(600)
+    expect(everyDigit.map((digit) => phoneDigits(digit)).join('')).to.equal('0123456789'.repeat(everyDigit.length / 10))
+  })
 })
 
 describe('MatchPool', function () {
