@@ -10,14 +10,12 @@ const COALESCE_MS = 2
 /** The longest the dispatcher sleeps without being woken. */
 const IDLE_WAKE_MS = 1000
 /**
- * The worker's slots kept back from a customer that already has CUSTOMER_SHARE attempts on the
- * wire: a quarter. A customer whose receivers hang (20 webhooks at 8 in flight each would be 160)
- * can then never take every slot and hold them for a timeout of up to 60 s; another customer's
- * deliveries always find a slot.
+ * The worker's slots kept back for customers with nothing on the wire: a quarter. Customers whose
+ * receivers hang (20 webhooks at 8 in flight each would be 160 attempts, each held for a timeout
+ * of up to 60 s) fill at most the other three quarters however many of them there are, and a
+ * customer with no attempt out always finds a slot for its next one.
  */
 const RESERVE_FRACTION = 4
-/** Attempts on the wire a customer may always have, reserve or not: one webhook's default cap. */
-const CUSTOMER_SHARE = DEFAULT_MAX_IN_FLIGHT
 
 interface DispatcherParts {
   holdings: WorkerHoldings
@@ -100,9 +98,9 @@ export class WorkerDispatcher {
 
   /**
    * Picks up to `free` deliveries round-robin across webhooks, each within its allowance and its
-   * customer's: a customer gets up to CUSTOMER_SHARE slots whenever one is free, more only while
-   * more than the reserve is free. Slots are promised to a webhook when it is first asked (the
-   * lanes ask once per pick), so a customer's webhooks together stay within it.
+   * customer's: any free slot above the reserve, and one of the reserve for a customer with
+   * nothing on the wire. Slots are promised to a webhook when it is first asked (the lanes ask
+   * once per pick), so a customer's webhooks together stay within it.
    */
   private pickFairly(free: number, now: number): ReturnType<WorkerHoldings['lanes']['pick']> {
     const {holdings} = this.parts
@@ -116,7 +114,7 @@ export class WorkerDispatcher {
       if (room <= 0 || customerId === undefined) return room
       const held = (holdings.customersOnTheWire.get(customerId) ?? 0) + (promisedTo.get(customerId) ?? 0)
       const spare = free - promised
-      const granted = Math.max(0, Math.min(room, spare, Math.max(CUSTOMER_SHARE - held, spare - reserve)))
+      const granted = Math.max(0, Math.min(room, spare, Math.max(held === 0 ? 1 : 0, spare - reserve)))
       promisedTo.set(customerId, (promisedTo.get(customerId) ?? 0) + granted)
       promised += granted
       return granted

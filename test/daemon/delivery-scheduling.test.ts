@@ -210,6 +210,26 @@ describe("a worker's slots across customers", function () {
       const delays = await firstAttemptDelays(daemon, quiet, healthy, 5)
       expect(Math.max(...delays), `201 -> first attempt, ms: ${delays.join(', ')}`).to.be.below(1000)
     })
+
+    it("keeps the reserve from several customers whose webhooks hang, for another customer's first attempts", async function () {
+      // Two customers' webhooks that never answer, at 8 in flight each, would hold all 16 slots
+      // if each customer could always take its 8: the reserve goes only to customers with nothing on the wire.
+      for (const path of ['a', 'b']) {
+        const noisy = await newTenant(daemon.services, undefined, {roomy: true})
+        tenants.push(noisy)
+        await daemon.services.webhooks.create(noisy.customer.id, {url: `${neighbour.url}/${path}`, event_types: ['lead.created'], timeout_seconds: 60})
+        await createLeads(daemon, noisy, 10)
+      }
+      await neighbour.waitFor(12)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(neighbour.mostOpen, "the noisy customers' attempts on the wire").to.equal(12)
+
+      const quiet = await newTenant(daemon.services, undefined, {roomy: true})
+      tenants.push(quiet)
+      await daemon.services.webhooks.create(quiet.customer.id, {url: healthy.url, event_types: ['lead.created'], timeout_seconds: 60})
+      const delays = await firstAttemptDelays(daemon, quiet, healthy, 5)
+      expect(Math.max(...delays), `201 -> first attempt, ms: ${delays.join(', ')}`).to.be.below(1000)
+    })
   })
 })
 
