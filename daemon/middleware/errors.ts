@@ -38,6 +38,14 @@ export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> 
   }
 }
 
+/** The status errorEnvelope answers an error with: a 5xx when the service failed, not the request. */
+export function statusOf(error: unknown): number {
+  if (error instanceof AppError) return error.status
+  if (isDatabaseUnavailable(error)) return 503
+  const status = (error as {status?: number}).status
+  return status !== undefined && FRAMEWORK_ERRORS[status] ? status : 500
+}
+
 function unavailable(error: unknown, ctx: AppContext): DatabaseUnavailable {
   ctx.state.log.warn({err: error}, 'database unavailable')
   return new DatabaseUnavailable()

@@ -6,21 +6,37 @@ import type {Bucket, RateDecision, RequestLimiter} from '../../src/ratelimit/req
 import {RateLimitError} from '../../src/shared/errors.js'
 import {isBulkRequest} from '../bulk-request.js'
 import type {AppContext} from '../context.js'
+import {statusOf} from './errors.js'
 
 /**
  * Counts a keyed request against its key's bucket (bulk or default); internal keys are exempt.
  * A request without a valid key was counted against its client address by identifyCaller. The
  * RateLimit headers are set before anything else can fail, so every response carries them; a
- * refusal is a 429 with Retry-After.
+ * refusal is a 429 with Retry-After. A request the service fails to answer (a 5xx: the database
+ * gone, an unexpected error) is given back to its key: the API asks for a 5xx to be retried, and
+ * the customer did nothing to spend its budget on.
  */
 export function rateLimit(limiter: RequestLimiter, rateLimits: RateLimitService, metrics: Metrics) {
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const key = ctx.state.key
     if (!key) return next()
     const bucket: Bucket = isBulkRequest(ctx) ? 'bulk' : 'default'
-    const decision = key.internal ? limiter.internalDecision() : await limiter.consumeKey(key.id, bucket, await rateLimits.limitsFor(key))
+    if (key.internal) {
+      applyDecision(ctx, limiter.internalDecision(), metrics, bucket)
+      return next()
+    }
+    const decision = await limiter.consumeKey(key.id, bucket, await rateLimits.limitsFor(key))
     applyDecision(ctx, decision, metrics, bucket)
-    await next()
+    try {
+      await next()
+    } catch (error) {
+      if (statusOf(error) >= 500) {
+        // A refund lost to a Redis fault costs the key one request of its budget, never this answer.
+        await limiter.refundKey(key.id, bucket).catch(() => undefined)
+        setRateLimitHeaders(ctx, {...decision, remaining: Math.min(decision.limit, decision.remaining + 1)})
+      }
+      throw error
+    }
   }
 }
 

@@ -118,6 +118,12 @@ export class RequestLimiter {
     return hour.remaining === 0 && hour.resetSeconds > minute.resetSeconds ? hour : minute
   }
 
+  /** Gives back a request consumeKey allowed: the service failed to answer it. */
+  async refundKey(keyId: string, bucket: Bucket): Promise<void> {
+    if (bucket === 'bulk') await this.counters.bulk.reward(keyId, 1)
+    else await Promise.all([this.counters.minute.reward(keyId, 1), this.counters.hour.reward(keyId, 1)])
+  }
+
   /**
    * Counts a request against its client address's keyless budget. The address guard counts every
    * request it cannot yet tie to a valid key, before its token is looked up, and refunds the

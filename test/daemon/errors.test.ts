@@ -2,6 +2,7 @@ import http from 'node:http'
 
 import {expect} from 'chai'
 
+import {postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {newTenant, type TestTenant} from '../helpers/fixtures.js'
 import {startTestDaemon, type TestDaemon, type TestResponse} from '../helpers/test-daemon.js'
@@ -194,8 +195,32 @@ describe('error envelope for unexpected failures', function () {
         expect(response.status).to.be.oneOf([500, 503])
         expect(response.body.error).to.include({type: 'api_error', code: response.status})
         expect(response.headers.get('ratelimit-limit')).to.equal('60')
-        expect(response.headers.get('ratelimit-remaining')).to.equal('58')
+        // The failed request is given back to the key: its budget is as the first request left it.
+        expect(response.headers.get('ratelimit-remaining')).to.equal('59')
         expect(response.headers.get('ratelimit-reset')).to.match(/^\d+$/)
+      } finally {
+        await daemon.stop().catch(() => undefined)
+      }
+    })
+
+    it('gives the requests the service failed to answer back to their key, as a client retrying a 5xx is asked to', async function () {
+      // The token stays known while the database is gone, so the requests reach the key's limit.
+      const daemon = await startTestDaemon(backend, {keyCacheTtlMs: 60_000})
+      try {
+        const tenant = await newTenant(daemon.services)
+        const auth = {token: tenant.token, customerId: tenant.customer.id}
+        expect((await daemon.request('/api/agents/crm/leads', auth)).status).to.equal(200)
+        await daemon.db.destroy()
+        for (const request of [
+          () => daemon.request('/api/agents/crm/leads', auth),
+          () => postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Lost'}),
+          () => postJson(daemon, tenant, '/api/agents/crm/leads/bulk', {leads: [{contact_name: 'Lost'}]}),
+        ]) {
+          const response = await request()
+          expect(response.status).to.be.at.least(500)
+          expect(response.headers.get('ratelimit-remaining'), response.text).to.equal(response.headers.get('ratelimit-limit') === '60' ? '59' : '10')
+        }
+        expect(await daemon.services.limiter.usage(tenant.key.id)).to.deep.include({minute: 1, hour: 1, bulk: 0})
       } finally {
         await daemon.stop().catch(() => undefined)
       }
