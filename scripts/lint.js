@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run lint`: ESLint (typescript-eslint) and Prettier's check over the whole tree.
 // ESLint lives in tools/lint with its own install: typescript-eslint parses with the TypeScript 6
-// API, which the project's TypeScript 7 compiler does not offer. It is installed there on first use.
+// API, which the project's TypeScript 7 compiler does not offer. `npm install` installs it
+// (scripts/install-tools.js), and so does this script when it is missing.
 import {spawnSync} from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -13,7 +14,7 @@ const lintTools = path.join(root, 'tools/lint')
 const run = (command, args, cwd = root) => spawnSync(command, args, {cwd, stdio: 'inherit'}).status ?? 1
 
 if (!fs.existsSync(path.join(lintTools, 'node_modules/.bin/eslint'))) {
-  const installed = run('npm', ['ci', '--no-audit', '--no-fund', '--silent'], lintTools)
+  const installed = run(process.execPath, [path.join(root, 'scripts/install-tools.js'), 'lint'])
   if (installed !== 0) process.exit(installed)
 }
 const eslint = run(path.join(lintTools, 'node_modules/.bin/eslint'), ['-c', path.join(lintTools, 'eslint.config.js'), '.'])
