@@ -23,9 +23,11 @@ ENV npm_config_nodedir=/usr/local \
     npm_config_update_notifier=false
 
 # The dependency layer is reused until package.json, package-lock.json or the patches change
-# (npm ci's postinstall applies patches/ to the installed packages with patch-package).
+# (npm ci's postinstall applies patches/ to the installed packages with patch-package, and runs
+# scripts/install-tools.js, which finds no tools/ here: the image needs none).
 COPY package.json package-lock.json ./
 COPY patches ./patches
+COPY scripts/install-tools.js ./scripts/
 RUN npm ci --no-audit --no-fund
 
 # Sources (.dockerignore keeps test/, bench/, docs and local artefacts out, so dist/ gets neither

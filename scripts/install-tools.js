@@ -14,6 +14,9 @@ import {fileURLToPath} from 'node:url'
 const toolsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'tools')
 
 const named = process.argv.slice(2)
+// As the postinstall of anything but `npm install` or `npm ci` in this checkout (`npx leads`
+// installs the checkout into npm's cache and runs its install scripts there), there is nothing to do.
+if (named.length === 0 && !['install', 'ci'].includes(process.env['npm_command'] ?? '')) process.exit(0)
 const tools = named.length > 0 ? named : fs.existsSync(toolsDir) ? fs.readdirSync(toolsDir) : []
 for (const name of tools) {
   const dir = path.join(toolsDir, name)

@@ -73,7 +73,7 @@ describe('the README example session', function () {
     // The session's HTTP calls are curl's, as a reader would type them.
     ensureCommand('curl')
     clone = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-clone-'))
-    for (const entry of ['package.json', 'bin', 'dist', 'node_modules', 'oclif.manifest.json', 'examples'])
+    for (const entry of ['package.json', 'bin', 'dist', 'node_modules', 'oclif.manifest.json', 'examples', 'scripts'])
       fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(clone, entry))
     port = await freePort()
     daemon = spawn(process.execPath, [CLI, 'daemon'], {cwd: clone, env: {...process.env, LEADS_PORT: String(port), LEADS_LOG_LEVEL: 'warn'}, stdio: 'ignore'})
