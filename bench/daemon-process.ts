@@ -41,6 +41,16 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * Daemons this process started that have not exited: killed when it exits, however it exits, so a
+ * bench that fails half-way (a second build refusing the schema, say) leaves no daemon behind
+ * holding its port and its caller's output.
+ */
+const running = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
+/**
  * Starts `leads daemon --role <role>` with `env` (on `port`, else a free one) and waits until
  * /healthz answers; `root` is the checkout whose build runs (this one by default).
  */
@@ -59,7 +69,13 @@ export async function spawnDaemon(
     env: {...process.env, LEADS_LOG_LEVEL: 'silent', ...env, LEADS_HOST: '127.0.0.1', LEADS_PORT: String(port)},
     stdio: ['ignore', logFile ? fs.openSync(logFile, 'a') : 'ignore', 'inherit'],
   })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  running.add(child)
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child)
+      resolve()
+    }),
+  )
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode} before it answered`)
