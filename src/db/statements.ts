@@ -103,7 +103,18 @@ export function statementBytes(statement: Statement): number {
   return bytes
 }
 
-/** The bytes of the statements insertChunks built, as statementBytes counts them. */
+/**
+ * A statement written out in full (its values in the text, no bindings), measured as it is made:
+ * measuring flattens the text a formatter built piece by piece, a copy of the whole statement
+ * that would otherwise be made as it is sent.
+ */
+export function writtenOut(sql: string): Statement {
+  const statement = {sql, bindings: []}
+  measured.set(statement, Buffer.byteLength(sql))
+  return statement
+}
+
+/** The bytes of the statements insertChunks built, as statementBytes counts them, and of those writtenOut made. */
 const measured = new WeakMap<Statement, number>()
 
 /** Strings shorter than this are bounded by their length alone: counting their bytes cost more than the rest of the estimate. */

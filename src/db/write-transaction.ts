@@ -1,7 +1,7 @@
 import {batchBudget, isMysql, type Db} from './knex.js'
 import {noteStatement} from './statement-observer.js'
 import {lostAt, retryingUndone} from './transaction.js'
-import {driverResult, runEach, type Statement, statementBytes, type StatementResult} from './statements.js'
+import {driverResult, runEach, type Statement, statementBytes, type StatementResult, writtenOut} from './statements.js'
 
 /** A write transaction whose statements are sent in batches. */
 export interface WriteTransaction {
@@ -123,7 +123,7 @@ async function mysqlTransaction<T>(db: Db, work: (trx: WriteTransaction) => Prom
         )
     }
     const format = (statements: readonly Statement[]) =>
-      statements.map((statement) => ({sql: (connection as MysqlConnection).format(statement.sql, statement.bindings), bindings: []}))
+      statements.map((statement) => writtenOut((connection as MysqlConnection).format(statement.sql, statement.bindings)))
     let outcome = await work({send: (statements) => send(statements), sendAhead, format})
     for (;;) {
       try {
