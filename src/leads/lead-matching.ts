@@ -157,9 +157,10 @@ export function matchCandidates(
   inputs: readonly MatchKeysOf[],
   lock: boolean,
 ): {locks: Statement[]; read: Read<MatchEntry[]> | null} {
-  const found = store.matchRead(customerId, lookupKeys(inputs), lock)
+  const keys = lookupKeys(inputs)
+  const found = store.matchRead(customerId, keys, lock)
   return {
-    locks: lock ? store.matchKeyLocks(customerId, lockKeys(inputs)) : [],
+    locks: lock ? store.matchKeyLocks(customerId, lockKeys(keys)) : [],
     read: found && {statement: found.statement, read: (result) => found.read(result).map(entryOf)},
   }
 }
@@ -170,12 +171,12 @@ export function matchCandidates(
  * any of them matches after all (see guardStatement).
  */
 export function newPeopleChecks(store: LeadMatchStore, customerId: string, inputs: readonly MatchKeysOf[]): {locks: Statement[]; probes: Statement[]} {
-  return {locks: store.matchKeyLocks(customerId, lockKeys(inputs)), probes: store.matchProbes(customerId, lookupKeys(inputs))}
+  const keys = lookupKeys(inputs)
+  return {locks: store.matchKeyLocks(customerId, lockKeys(keys)), probes: store.matchProbes(customerId, keys)}
 }
 
-/** The inputs' match keys as lock names, `e:<email>` and `p:<last 10 digits>`, distinct and sorted (the lock order). */
-function lockKeys(inputs: readonly MatchKeysOf[]): string[] {
-  const {emails, phones} = lookupKeys(inputs)
+/** Match keys as lock names, `e:<email>` and `p:<last 10 digits>`, sorted (the lock order). */
+function lockKeys({emails, phones}: {emails: readonly string[]; phones: readonly string[]}): string[] {
   return [...emails.map((email) => `e:${email}`), ...phones.map((phone) => `p:${phone}`)].sort()
 }
 
