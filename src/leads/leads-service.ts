@@ -147,6 +147,12 @@ async function narrowedOnTimeout<T>(query: ListQuery, answer: Promise<T>): Promi
         'search',
       )
     }
+    if (query.offset > 0) {
+      throw new ValidationError(
+        `this page takes longer than ${seconds} to answer: an offset page reads every lead before it, so page this deep with cursor (each page's next_cursor costs the same at any depth)`,
+        'offset',
+      )
+    }
     const range = query.updatedSince !== undefined ? 'updated_since' : query.createdSince !== undefined ? 'created_since' : undefined
     throw new ValidationError(
       `this list takes longer than ${seconds} to answer: narrow it with a later ${range ?? 'updated_since'} or a filter (status, stageId, lead_line)`,

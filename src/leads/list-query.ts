@@ -13,11 +13,11 @@ import {LEAD_STATUSES, type LeadStatus} from './lead-types.js'
 const LIST_LIMIT_MAX = 100
 const LIST_LIMIT_DEFAULT = 20
 /**
- * The deepest offset served: a page at offset n reads n index entries first, so deeper pages are
- * refused with the way forward (cursor), as Elasticsearch's max_result_window and HubSpot's
- * 10,000 limit do. A cursor page costs the same at any depth.
+ * Any offset the spec allows (>= 0) that a JavaScript number holds exactly. A page at offset n
+ * reads n index entries first, so a deep page costs its depth; one slower than the statement time
+ * limit is refused with the way forward (cursor, which costs the same at any depth).
  */
-const LIST_OFFSET_MAX = 10_000
+const LIST_OFFSET_MAX = Number.MAX_SAFE_INTEGER
 
 /** Query parameters of GET /leads: the one source for validation and the API document. */
 export const LIST_QUERY_SCHEMA = {
@@ -47,7 +47,8 @@ export const LIST_QUERY_SCHEMA = {
       minimum: 0,
       maximum: LIST_OFFSET_MAX,
       default: 0,
-      description: `At most ${LIST_OFFSET_MAX.toLocaleString('en-US')}; page deeper with cursor (each page's next_cursor), which costs the same at any depth.`,
+      description:
+        "Offset paging is kept for compatibility; cursor (each page's next_cursor) is preferred: an offset page costs its depth, a cursor page the same at any depth.",
     },
     sync: {
       type: 'boolean',
@@ -73,7 +74,7 @@ const RULES: Record<string, string> = {
   include_custom_fields: 'must be true or false',
   cursor: 'must be next_cursor from an earlier response',
   limit: `must be an integer from 1 to ${LIST_LIMIT_MAX}`,
-  offset: `must be an integer from 0 to ${LIST_OFFSET_MAX}; page deeper with cursor (pass each page's next_cursor)`,
+  offset: `must be an integer from 0 to ${LIST_OFFSET_MAX}; cursor (each page's next_cursor) pages at any depth`,
   sync: 'must be true or false',
 }
 
