@@ -43,9 +43,8 @@ function wherePrefix(query: Knex.QueryBuilder, column: string, prefix: string): 
 export function matchingIds(db: Knex, customerId: string, plan: SearchPlan, filters: WordFilters = {}): Knex.QueryBuilder {
   if (plan.kind === 'phone') {
     const whole = timeCheck(db, wherePrefix(db('leads').select('id as lead_id').where('customer_id', customerId), 'phone_digits', plan.digits), 'leads')
-    if (plan.digits.length > 10) return whole
     return whole.union((q) =>
-      timeCheck(db, wherePrefix(q.from('leads').select('id as lead_id').where('customer_id', customerId), 'phone_last10', plan.digits), 'leads'),
+      timeCheck(db, wherePrefix(q.from('leads').select('id as lead_id').where('customer_id', customerId), 'phone_last10', plan.last10), 'leads'),
     )
   }
   if (plan.addresses.length > 0) return addressMatches(db, customerId, plan).select('leads.id as lead_id')
@@ -130,7 +129,7 @@ async function drivingSize(db: Knex, customerId: string, plan: SearchPlan): Prom
   const leads = () => db('leads').select('id').where('customer_id', customerId)
   if (plan.kind === 'words') return rangeSize(db, wherePrefix(leads(), 'email_normalized', plan.addresses[0]!), ESTIMATE_CAP)
   const whole = await rangeSize(db, wherePrefix(leads(), 'phone_digits', plan.digits), ESTIMATE_CAP)
-  return plan.digits.length > 10 ? whole : whole + (await rangeSize(db, wherePrefix(leads(), 'phone_last10', plan.digits), ESTIMATE_CAP))
+  return whole + (await rangeSize(db, wherePrefix(leads(), 'phone_last10', plan.last10), ESTIMATE_CAP))
 }
 
 /** Counting a range stops here, so an estimate stays a short walk of the index however common the piece. */
@@ -168,7 +167,7 @@ function addressMatches(db: Knex, customerId: string, plan: WordPlan): Knex.Quer
 export function whereMatches(db: Knex, query: Knex.QueryBuilder, customerId: string, plan: SearchPlan, table = 'leads'): void {
   if (plan.kind === 'phone') {
     query.where((match) =>
-      match.where((q) => wherePrefix(q, `${table}.phone_digits`, plan.digits)).orWhere((q) => wherePrefix(q, `${table}.phone_last10`, plan.digits)),
+      match.where((q) => wherePrefix(q, `${table}.phone_digits`, plan.digits)).orWhere((q) => wherePrefix(q, `${table}.phone_last10`, plan.last10)),
     )
     return
   }

@@ -4,16 +4,20 @@ import {asciiDigits, normalizeEmail, phoneDigits} from './lead-matching.js'
 /**
  * The rules of `search`, apart from any SQL: a term matches a lead when every word of the term
  * begins a word of the lead's name or of its email before the @, or begins its email when the
- * word has an @; for a phone number, when its digits begin the lead's number or its last 10
- * digits. Each rule is a prefix, so the store can answer it as an index range on both backends.
+ * word has an @; for a phone number, when its digits begin the lead's number, or its last 10
+ * digits (all of a shorter term's) begin the lead's last 10. Each rule is a prefix, so the store can answer it as an index range on both backends.
  * The rules for users are in docs/api.md ("Search"); the queries are in lead-search-store.ts.
  */
 
 export type SearchPlan = (
   | /** Every piece must begin one of the lead's words; every address must begin its email. */
     {kind: 'words'; pieces: string[]; addresses: string[]}
-    /** The digits must begin the lead's phone number or its last 10 digits. */
-  | {kind: 'phone'; digits: string}
+    /**
+     * `digits` must begin the lead's phone number, or `last10` its last 10 digits: all the digits
+     * of a short term, the last 10 of a longer one (a number with its country code finds the
+     * number stored without it, the one a create would merge into).
+     */
+  | {kind: 'phone'; digits: string; last10: string}
 ) & {
   /**
    * How many index entries each piece's range holds, in the pieces' order (for a phone or an
@@ -99,7 +103,7 @@ export function parseSearch(term: string): SearchPlan | null {
   // Full-width forms (`＋１ （５５５）`) are read as what they stand for.
   if (PHONE_TERM.test(asciiDigits(term.normalize('NFKC')))) {
     const digits = phoneDigits(term)
-    if (digits !== null) return {kind: 'phone', digits}
+    if (digits !== null) return {kind: 'phone', digits, last10: digits.slice(-10)}
   }
   // U+FEFF counts as a space to \s: drop the invisible characters first, as the words were.
   const words = term

@@ -32,7 +32,7 @@ export const LIST_QUERY_SCHEMA = {
       maxLength: 200,
       pattern: LINE_PATTERN,
       description:
-        'No control characters (none in any query parameter). Every word of the term must begin a word of the name or of the email before the @ (case and accents ignored), or begin the email when it has an @; a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored. Never the middle of a word.',
+        'No control characters (none in any query parameter). Every word of the term must begin a word of the name or of the email before the @ (case and accents ignored), or begin the email when it has an @; a term of digits and phone punctuation matches the beginning of the phone number or of its last 10 digits, formatting ignored, and a term of more than 10 digits the leads whose last 10 digits are its own. Never the middle of a word.',
     },
     created_since: {type: 'string', format: 'date-time'},
     updated_since: {type: 'string', format: 'date-time'},

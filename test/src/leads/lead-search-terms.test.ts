@@ -51,7 +51,7 @@ describe('search words and terms', function () {
   })
 
   it('reads a term as phone digits, or as word pieces and addresses, dropping pieces another piece begins with', function () {
-    expect(parseSearch('+1 (555) 010-2000')).to.deep.equal({kind: 'phone', digits: '15550102000'})
+    expect(parseSearch('+1 (555) 010-2000')).to.deep.equal({kind: 'phone', digits: '15550102000', last10: '5550102000'})
     expect(parseSearch('ann\ufeffberg')).to.deep.equal({kind: 'words', pieces: ['annberg'], addresses: []})
     expect(parseSearch('gr grace hop')).to.deep.equal({kind: 'words', pieces: ['grace', 'hop'], addresses: []})
     expect(parseSearch('Grace.Hopper@Navy grace')).to.deep.equal({kind: 'words', pieces: ['grace'], addresses: ['grace.hopper@navy']})
