@@ -1,3 +1,4 @@
+import {randomUUID} from 'node:crypto'
 import http, {type Server} from 'node:http'
 import type {Socket} from 'node:net'
 import type {Duplex} from 'node:stream'
@@ -7,7 +8,11 @@ import type {RateDecision, RequestLimiter} from '../src/ratelimit/request-limite
 
 /** Node's parser errors worth their own status; anything else it refuses is a 400. */
 const STATUS_BY_CODE: Record<string, {status: number; reason: string; message: string}> = {
-  HPE_HEADER_OVERFLOW: {status: 431, reason: 'Request Header Fields Too Large', message: 'Request headers are too large (16 KiB at most).'},
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    message: 'The request line and headers are too large (16 KiB at most, the URL included): shorten the URL or the headers.',
+  },
   ERR_HTTP_REQUEST_TIMEOUT: {status: 408, reason: 'Request Timeout', message: 'The request was not received in time.'},
   // A method outside Node's list (which has every registered one) is not an HTTP method the service knows (RFC 9110 15.6.2).
   HPE_INVALID_METHOD: {status: 501, reason: 'Not Implemented', message: 'HTTP method not recognised by this API.'},
@@ -48,25 +53,28 @@ export function answerClientErrors(server: Server, limiter: RequestLimiter, logg
     }
     const address = socket.remoteAddress ?? 'unknown'
     const answer = STATUS_BY_CODE[code] ?? BAD_REQUEST
+    // Every answer carries a request id, this one too: the caller quotes it, the log line holds it.
+    const requestId = randomUUID()
     // Only the code: the error's rawPacket holds the request's bytes, an Authorization header included.
-    logger.info({remote_address: address, code, status: answer.status}, 'request refused by the HTTP parser')
+    logger.info({request_id: requestId, remote_address: address, code, status: answer.status}, 'request refused by the HTTP parser')
     limiter
       .consumeAnonymous(address)
       .catch(() => null)
       .then((decision) => {
         if (!socket.writable) return void socket.destroy()
-        socket.end(response(answer, decision))
+        socket.end(response(answer, requestId, decision))
       })
       .catch((failure: Error) => logger.debug({err: failure}, 'could not answer a malformed request'))
   })
 }
 
-function response(answer: {status: number; reason: string; message: string}, decision: RateDecision | null): string {
+function response(answer: {status: number; reason: string; message: string}, requestId: string, decision: RateDecision | null): string {
   const body = JSON.stringify({error: {type: 'invalid_request_error', code: answer.status, message: answer.message}})
   const headers = [
     `HTTP/1.1 ${answer.status} ${answer.reason}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
     'Connection: close',
   ]
   if (decision) {

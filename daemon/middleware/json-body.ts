@@ -3,12 +3,14 @@ import type {Next} from 'koa'
 
 import {AppError, ValidationError} from '../../src/shared/errors.js'
 import {checkJsonText} from '../../src/shared/text.js'
-import {BULK_ROWS, isBulkRequest} from '../bulk-request.js'
+import {BULK_ROWS, CUSTOM_FIELDS, isBulkRequest, isCreateRequest} from '../lead-write-requests.js'
 import type {AppContext} from '../context.js'
 import {parseJsonBytes} from './strict-json.js'
 
 const SINGLE_BODY_LIMIT = '1mb'
+const SINGLE_BODY_LIMIT_TEXT = '1 MiB'
 const BULK_BODY_LIMIT = '10mb'
+const BULK_BODY_LIMIT_TEXT = '10 MiB'
 /** The Content-Encodings the body parser can decompress. */
 const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br']
 
@@ -42,15 +44,25 @@ export function jsonBody() {
     const parser = isBulk ? bulk : single
     await parser(ctx as never, async () => {
       ctx.request.body = typeof ctx.request.body === 'string' ? parseJsonBytes(ctx.request.body) : {}
-      // A bulk row's text is checked with the row, which fails alone (rows are independent).
-      checkJsonText(ctx.request.body, isBulk ? BULK_ROWS : undefined)
+      // A bulk row's text is checked with the row, which fails alone (rows are independent), and a
+      // lead's custom fields with the lead, which drops an unknown one whatever it holds.
+      checkJsonText(ctx.request.body, isBulk ? BULK_ROWS : isCreateRequest(ctx) ? CUSTOM_FIELDS : undefined)
       await next()
     })
   }
 }
 
-/** Turns the parser's failures that have a better answer than "not valid JSON" into request errors. */
-function rethrowAsRequestError(error: Error & {status?: number; code?: string}, ctx: {get(name: string): string}): never {
+/** Turns the parser's failures that have a better answer than "not valid JSON" (or a bare 413) into request errors. */
+function rethrowAsRequestError(error: Error & {status?: number; code?: string}, ctx: AppContext): never {
+  if (error.status === 413) {
+    throw new AppError(
+      'invalid_request_error',
+      413,
+      isBulkRequest(ctx)
+        ? `Request body is too large: a bulk request takes at most ${BULK_BODY_LIMIT_TEXT} (after decompression); send the rows in more requests.`
+        : `Request body is too large: this endpoint takes at most ${SINGLE_BODY_LIMIT_TEXT} (after decompression).`,
+    )
+  }
   const encoding = ctx.get('content-encoding')
   if (error.status === 415 && /Content-Encoding/i.test(error.message)) {
     throw new AppError('invalid_request_error', 415, `Content-Encoding "${encoding}" is not supported; send the body as ${BODY_ENCODINGS.join(', ')}.`)

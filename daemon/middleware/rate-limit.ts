@@ -4,7 +4,7 @@ import type {Metrics} from '../../src/metrics/metrics.js'
 import type {RateLimitService} from '../../src/ratelimit/ratelimit-service.js'
 import type {Bucket, RateDecision, RequestLimiter} from '../../src/ratelimit/request-limiter.js'
 import {RateLimitError} from '../../src/shared/errors.js'
-import {isBulkRequest} from '../bulk-request.js'
+import {isBulkRequest} from '../lead-write-requests.js'
 import type {AppContext} from '../context.js'
 import {statusOf} from './errors.js'
 

@@ -30,7 +30,7 @@ export function parseJsonBytes(bytes: string): unknown {
     // Answered by the error middleware's envelope for a 400 from the body parser.
     throw Object.assign(new Error('invalid JSON'), {status: 400})
   }
-  // Valid JSON, but a scalar (null, a number, a string) is not a body.
-  if (parsed === null || typeof parsed !== 'object') throw new ValidationError('Request body must be a JSON object.', 'body')
+  // Valid JSON, but a scalar (null, a number, a string) or an array is no endpoint's body.
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('Request body must be a JSON object.', 'body')
   return parsed
 }

@@ -8,18 +8,20 @@ import type {AppContext, AppState} from '../context.js'
 import {respondIdempotently} from '../idempotent.js'
 import {requireScope} from '../middleware/auth.js'
 import {jsonBody} from '../middleware/json-body.js'
+import {noQueryParameters} from '../middleware/no-query.js'
 
 /** The public lead endpoints. */
 export function leadRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({strict: true, sensitive: true})
   const body = jsonBody()
+  const bodyOnly = noQueryParameters('its settings go in the JSON body')
 
   router.get('/api/agents/crm/leads', requireScope('GET /api/agents/crm/leads'), async (ctx: AppContext) => {
     const query = parseListQuery(ctx.query, ctx.querystring)
     ctx.body = await services.leads.list(ctx.state.customerId as string, query)
   })
 
-  router.post('/api/agents/crm/leads', requireScope('POST /api/agents/crm/leads'), body, async (ctx: AppContext) => {
+  router.post('/api/agents/crm/leads', requireScope('POST /api/agents/crm/leads'), bodyOnly, body, async (ctx: AppContext) => {
     await respondIdempotently<CreateResult>(
       ctx,
       services,
@@ -29,7 +31,7 @@ export function leadRoutes(services: Services): Router<AppState> {
     )
   })
 
-  router.post('/api/agents/crm/leads/bulk', requireScope('POST /api/agents/crm/leads/bulk'), body, async (ctx: AppContext) => {
+  router.post('/api/agents/crm/leads/bulk', requireScope('POST /api/agents/crm/leads/bulk'), bodyOnly, body, async (ctx: AppContext) => {
     await respondIdempotently<BulkResult>(
       ctx,
       services,

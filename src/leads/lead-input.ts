@@ -2,7 +2,7 @@ import type {CustomFieldDefinition, Stage} from '../customers/customer-types.js'
 import {LEAD_LINE_SLUG, LEAD_LINE_VALUES} from '../customers/customer-types.js'
 import {bodyAjv, compileOnFirstUse, toValidationError} from '../shared/ajv.js'
 import {ValidationError} from '../shared/errors.js'
-import {checkJsonText, LINE_PATTERN, TEXT_PATTERN, TEXT_RULE} from '../shared/text.js'
+import {checkJsonText, LINE_PATTERN, TEXT_PATTERN, TEXT_RULE, textProblem} from '../shared/text.js'
 import {type CustomFields, type CustomFieldValue, SOURCE_PLATFORMS, SOURCE_TYPES, type SourcePlatform, type SourceType} from './lead-types.js'
 import {checkCustomFieldsSize, LEAD_LIMITS} from './lead-limits.js'
 import {phoneDigits} from './lead-matching.js'
@@ -36,10 +36,9 @@ export const LEAD_INPUT_SCHEMA = {
       type: 'object',
       description: `The customer's custom fields by slug. A field's value is a string of at most ${LEAD_LIMITS.customFieldValue} characters, a number, a boolean or null, of the field's type (else 400 naming custom_fields.<slug>); at most ${LEAD_LIMITS.customFieldsBytes} bytes as JSON per lead, also after a merge. A slug the customer does not define is dropped whatever its value and listed in unknown_custom_fields: a lead is never lost to a renamed field.`,
       propertyNames: {pattern: LINE_PATTERN},
-      // Text follows the body's text rule whatever the slug; other values are checked only for the
-      // customer's own fields. Not a list of types: ajv's `number` refuses a non-finite one (1e400
-      // parses to Infinity), which would lose the lead for a slug that is dropped anyway.
-      additionalProperties: {anyOf: [{type: 'string', pattern: TEXT_PATTERN}, {not: {type: 'string'}}]},
+      // Values are checked only for the customer's own fields (checkFieldValue), text by the body's
+      // text rule: any value of a slug that is dropped (a string with a control character, 1e400,
+      // which parses to Infinity) would otherwise lose the lead.
     },
     source_platform: {anyOf: [{type: 'string', enum: [...SOURCE_PLATFORMS]}, {type: 'null'}]},
     source_type: {anyOf: [{type: 'string', enum: [...SOURCE_TYPES]}, {type: 'null'}]},
@@ -109,8 +108,9 @@ export function readLeadDraft(raw: unknown): LeadDraft {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError('a lead must be a JSON object')
   }
-  // The body's own check leaves a bulk row's text to the row, so that a bad row fails alone.
-  checkJsonText(raw)
+  // The body's own check leaves a bulk row's text to the row, so that a bad row fails alone, and
+  // the custom fields' values to completeLeadInput: an unknown field is dropped whatever it holds.
+  checkJsonText(withoutCustomFieldValues(raw as Record<string, unknown>))
   const body = trimStrings(raw as Record<string, unknown>)
   if (!validate(body)) {
     // ajv checks the top-level anyOf (the contact rule) before the fields: a field's own error is the better answer.
@@ -156,6 +156,13 @@ function checkPhoneDigits(phone: string): void {
   if (digits.length > LEAD_LIMITS.phoneDigits) {
     throw new ValidationError(`contact_phone may have at most ${LEAD_LIMITS.phoneDigits} digits; it has ${digits.length}`, 'contact_phone')
   }
+}
+
+/** The lead with each custom field's value as null: its slugs are checked with the lead, each value with its field. */
+function withoutCustomFieldValues(lead: Record<string, unknown>): Record<string, unknown> {
+  const values = lead['custom_fields']
+  if (values === null || typeof values !== 'object' || Array.isArray(values)) return lead
+  return {...lead, custom_fields: Object.fromEntries(Object.keys(values).map((slug) => [slug, null]))}
 }
 
 function trimStrings(body: Record<string, unknown>): Record<string, unknown> {
@@ -212,6 +219,8 @@ function checkFieldValue(field: CustomFieldDefinition, value: CustomFieldValue):
   if (typeof value !== field.type || (typeof value === 'number' && !Number.isFinite(value))) {
     throw new ValidationError(`${param} must be a ${field.type} or null`, param)
   }
+  const problem = typeof value === 'string' ? textProblem(value, 'text') : null
+  if (problem) throw new ValidationError(`field "${param}" ${problem}`, param)
   // Characters are code points, as the schema's maxLength counts them (UTF-16 length is an upper bound).
   const characters = typeof value === 'string' && value.length > LEAD_LIMITS.customFieldValue ? [...value].length : 0
   if (characters > LEAD_LIMITS.customFieldValue) {

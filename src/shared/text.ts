@@ -47,11 +47,12 @@ const MAX_JSON_DEPTH = 32
  * value in it, so no endpoint can store text a database would mangle (SQLite keeps a lone
  * surrogate as invalid UTF-8, MySQL refuses it) or that only looks empty (a NUL-only name). The
  * param is the path to the first bad value. The path is only built for a bad value: a 500-row
- * bulk body is checked in well under a millisecond. The text under the top-level key `rowsAt` is
- * left to each row's own check (readLeadDraft), so that one bad row fails alone.
+ * bulk body is checked in well under a millisecond. The text under the top-level key `checkedApart`
+ * is left to the endpoint's own check (the nesting is not): a bulk's rows, each failing alone, and
+ * a lead's custom fields, whose unknown ones are dropped whatever they hold (readLeadDraft).
  */
-export function checkJsonText(document: unknown, rowsAt?: string): void {
-  const found = firstBadText(document, 0, rowsAt)
+export function checkJsonText(document: unknown, checkedApart?: string): void {
+  const found = firstBadText(document, 0, checkedApart)
   if (!found) return
   const path = found.path.map((step, index) => (typeof step === 'number' ? `[${step}]` : `${index === 0 ? '' : '.'}${printable(step)}`)).join('')
   if (found.inKey) throw new ValidationError(`the key of field "${path}" ${found.problem}`, path)
@@ -64,8 +65,8 @@ interface BadText {
   inKey: boolean
 }
 
-/** `rowsAt` is given at the top level only; `textToo` is false under it. */
-function firstBadText(value: unknown, depth: number, rowsAt?: string, textToo = true): BadText | null {
+/** `checkedApart` is given at the top level only; `textToo` is false under it. */
+function firstBadText(value: unknown, depth: number, checkedApart?: string, textToo = true): BadText | null {
   if (typeof value === 'string') {
     const problem = textToo ? textProblem(value, 'text') : null
     return problem ? {path: [], problem, inKey: false} : null
@@ -82,7 +83,7 @@ function firstBadText(value: unknown, depth: number, rowsAt?: string, textToo = 
   for (const key in value) {
     const keyProblem = textToo ? textProblem(key, 'line') : null
     if (keyProblem) return {path: [key], problem: keyProblem, inKey: true}
-    const found = firstBadText((value as Record<string, unknown>)[key], depth + 1, undefined, textToo && key !== rowsAt)
+    const found = firstBadText((value as Record<string, unknown>)[key], depth + 1, undefined, textToo && key !== checkedApart)
     if (found) return {...found, path: [key, ...found.path]}
   }
   return null

@@ -49,6 +49,7 @@ describe('requests refused before routing', function () {
     const cases: Array<[string, string | Buffer, number]> = [
       ['a method HTTP does not have', 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 501],
       ['headers over 16 KiB', `GET ${LIST} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      ['a URL over 16 KiB', `GET ${LIST}?search=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
       ['a NUL in a header', Buffer.from(`GET ${LIST} HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n`, 'latin1'), 400],
     ]
     for (const [what, bytes, status] of cases) {
@@ -57,6 +58,7 @@ describe('requests refused before routing', function () {
         expect(answer.status).to.equal(status)
         expect(answer.headers['content-type']).to.match(/^application\/json/)
         expect(answer.body.error).to.include({type: 'invalid_request_error', code: status})
+        expect(answer.headers['x-request-id']).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
         expect(answer.headers['ratelimit-limit']).to.equal('100')
         expect(Number(answer.headers['ratelimit-remaining'])).to.be.within(0, 99)
         expect(Number(answer.headers['ratelimit-reset'])).to.be.above(0)

@@ -120,11 +120,13 @@ describe('error envelope', function () {
       }
     })
 
-    it('answers valid JSON that is not an object or array with 400 saying so, not "not valid JSON"', async function () {
+    it('answers valid JSON that is not an object with 400 saying so, not "not valid JSON"', async function () {
       for (const [path, body] of [
         ['/api/agents/crm/leads', 'null'],
         ['/api/agents/crm/leads', '"Ada"'],
+        ['/api/agents/crm/leads', '[]'],
         ['/api/agents/crm/leads/bulk', '42'],
+        ['/api/agents/crm/leads/bulk', '[{"contact_name": "Ada"}]'],
         ['/api/agents/crm/lead-webhooks', 'true'],
       ] as const) {
         const response = await daemon.request(path, {...auth(), method: 'POST', headers: {'content-type': 'application/json'}, body})
@@ -133,7 +135,7 @@ describe('error envelope', function () {
       }
     })
 
-    it('answers a body over 1 MiB with 413', async function () {
+    it('answers a body over 1 MiB with 413 saying the limit', async function () {
       const response = await daemon.request('/api/agents/crm/leads', {
         ...auth(),
         method: 'POST',
@@ -141,6 +143,7 @@ describe('error envelope', function () {
         body: JSON.stringify({contact_name: 'x'.repeat(1024 * 1024 + 10)}),
       })
       expectEnvelope(response, 413, 'invalid_request_error')
+      expect(response.body.error.message).to.equal('Request body is too large: this endpoint takes at most 1 MiB (after decompression).')
     })
 
     it('echoes a sane X-Request-Id and mints one otherwise', async function () {

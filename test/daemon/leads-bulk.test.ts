@@ -200,7 +200,7 @@ describe('POST /api/agents/crm/leads/bulk', function () {
             {contact_name: 'Before'},
             {contact_name: 'Bell\u0007'},
             {contact_name: 'Noted', custom_fields: {note: 'nul\u0000'}},
-            {contact_name: 'After', custom_fields: {note: 'tab\tand line\nbreaks'}},
+            {contact_name: 'After', custom_fields: {note: 'tab\tand line\nbreaks', renamed: 'bell\u0007'}},
           ]
           for (const dryRun of [true, false]) {
             const response = await bulk({dry_run: dryRun, leads})
@@ -264,7 +264,11 @@ describe('POST /api/agents/crm/leads/bulk', function () {
           expect((await bulk(padded(2 * 1024 * 1024))).status).to.equal(200)
           const huge = await bulk(padded(10 * 1024 * 1024 + 1))
           expect(huge.status).to.equal(413)
-          expect(huge.body.error.type).to.equal('invalid_request_error')
+          expect(huge.body.error).to.deep.equal({
+            type: 'invalid_request_error',
+            code: 413,
+            message: 'Request body is too large: a bulk request takes at most 10 MiB (after decompression); send the rows in more requests.',
+          })
         })
 
         it('writes 500 leads of quote-heavy custom fields in a body just under 10 MiB, planned after its reads and before', async function () {

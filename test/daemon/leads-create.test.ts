@@ -110,6 +110,23 @@ describe('POST /api/agents/crm/leads', function () {
             expect(response.body.unknown_custom_fields).to.deep.equal(['colour', 'size'])
           })
 
+          it('drops an unknown custom field whatever text it holds, and refuses that text in a known one', async function () {
+            // A renamed field must never lose the lead: its value is dropped, however it was written.
+            const dropped = await create('{"contact_name": "Odd Text", "custom_fields": {"budget": 3, "renamed": "a\\u0001b", "old": {"deep": "\\ud800"}}}')
+            expect(dropped.status, dropped.text).to.equal(201)
+            expect(dropped.body.lead.custom_fields).to.deep.equal({budget: 3})
+            expect(dropped.body.unknown_custom_fields).to.deep.equal(['renamed', 'old'])
+            const refused = await create('{"contact_name": "Odd Note", "custom_fields": {"notes": "a\\u0001b"}}')
+            expect(refused.status, refused.text).to.equal(400)
+            expect(refused.body.error).to.include({
+              param: 'custom_fields.notes',
+              message: 'field "custom_fields.notes" contains a control character (only tab and line breaks are allowed)',
+            })
+            // A slug is a name: one that is not well-formed text is no field anyone defined, and is refused.
+            const badSlug = await create('{"contact_name": "Odd Slug", "custom_fields": {"re\\u0001named": 1}}')
+            expect(badSlug.status, badSlug.text).to.equal(400)
+          })
+
           it('drops an unknown custom field whatever its number, one past a double (1e400) included, and names a known field given one', async function () {
             // JSON allows any number; 1e400 parses to Infinity, which no field can hold.
             const response = await create('{"contact_name": "Huge", "custom_fields": {"budget": 2, "reading": 1e400, "depth": -1e400}}')
