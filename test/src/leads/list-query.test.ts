@@ -79,6 +79,14 @@ describe('parseListQuery', function () {
     })
   }
 
+  it('says which date-time form it takes, a shortened ISO-8601 one being refused', function () {
+    for (const value of ['2026-11-28T15:46Z', '20261128T154609Z']) {
+      expect(rejected({created_since: value}).message).to.equal(
+        'query parameter "created_since" must be an RFC 3339 date-time (date, time to the second, zone), like 2026-01-31T00:00:00Z or 2026-01-31T00:00:00.000+02:00',
+      )
+    }
+  })
+
   it('rejects an unknown parameter by name', function () {
     const error = rejected({sortBy: 'created_at'})
     expect(error.param).to.equal('sortBy')
