@@ -173,7 +173,7 @@ describe('recovering failed deliveries (POST /lead-webhooks/{id}/recover)', func
         ['words', () => ({since: 'yesterday'}), 'since', /RFC 3339 date-time/],
         ['an hour 25', () => ({since: '2026-11-24T25:00:00Z'}), 'since', /RFC 3339 date-time/],
         ['a time without its offset', () => ({since: '2026-11-24T09:00:00'}), 'since', /RFC 3339 date-time/],
-        ['an array body', () => [ago(HOUR)], 'since', /JSON object with "since"/],
+        ['an array body', () => [ago(HOUR)], 'body', /^Request body must be a JSON object\.$/],
         ['a time 7 days and a minute ago', () => ({since: ago(RECOVER_WINDOW_MS + 60_000)}), 'since', /at most 7 days ago/],
         ['a time in the future', () => ({since: new Date(Date.now() + HOUR).toISOString()}), 'since', /not be in the future/],
         ['an unknown field', () => ({since: ago(HOUR), status: 'failed'}), 'status', /unknown field "status"/],
