@@ -10,6 +10,7 @@ import type {TableDisplay} from '../../src/ui/render.js'
 import {turnColorOffWhenAsked} from '../../src/ui/colors.js'
 import {terminalSafe, terminalSafeJson} from '../../src/ui/terminal-text.js'
 import {AppError} from '../../src/shared/errors.js'
+import {withoutSecrets} from '../../src/shared/secret-text.js'
 import {UUID_PATTERN} from '../../src/shared/validate.js'
 import {nearest} from './not-found.js'
 
@@ -114,7 +115,7 @@ export abstract class BaseCommand extends Command {
     if (this.failsAsJson()) {
       process.exitCode = usage ? 2 : 1
       const envelope = mistyped ? {type: 'invalid_request_error', code: 400, ...mistyped} : errorEnvelope(error, usage)
-      process.stderr.write(`${terminalSafeJson(JSON.stringify({error: envelope, exit_code: process.exitCode}))}\n`)
+      process.stderr.write(`${terminalSafeJson(withoutSecrets(JSON.stringify({error: envelope, exit_code: process.exitCode})))}\n`)
       return
     }
     // One line, as for a mistyped command, rather than oclif's message followed by the whole help.
@@ -123,8 +124,8 @@ export abstract class BaseCommand extends Command {
     process.exitCode = 1
     const hint = error instanceof AppError && error.hint ? ` (hint: ${error.hint})` : ''
     const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
-    // A message can quote what a server or a file said.
-    process.stderr.write(`Error: ${terminalSafe(message + hint)}\n`)
+    // A message can quote what a server or a file said, or a secret typed in the wrong place.
+    process.stderr.write(`Error: ${terminalSafe(withoutSecrets(message + hint))}\n`)
   }
 
   /** An unknown flag, named with the nearest flag of this command when it is near enough to be a typo of it. */

@@ -2,6 +2,7 @@ import type {Next} from 'koa'
 
 import {DatabaseUnavailable, isDatabaseUnavailable} from '../../src/db/errors.js'
 import {AppError, type ErrorType, InProgressError, UnavailableError, ValidationError} from '../../src/shared/errors.js'
+import {withoutSecrets} from '../../src/shared/secret-text.js'
 import type {AppContext} from '../context.js'
 
 interface Envelope {
@@ -54,7 +55,8 @@ function unavailable(error: unknown, ctx: AppContext): DatabaseUnavailable {
 /** The envelope of an error the core threw on purpose. */
 export function appErrorEnvelope(error: AppError): Envelope {
   const param = error instanceof ValidationError ? error.param : undefined
-  return {error: {type: error.type, code: error.status, message: error.message, ...(param ? {param} : {})}}
+  // A message may quote a value the caller sent: a token sent where an id goes is not sent back.
+  return {error: {type: error.type, code: error.status, message: withoutSecrets(error.message), ...(param ? {param} : {})}}
 }
 
 function toEnvelope(error: unknown, ctx: AppContext): Envelope {

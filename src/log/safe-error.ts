@@ -1,3 +1,5 @@
+import {withoutSecrets} from '../shared/secret-text.js'
+
 /** What a log or a message keeps of an error: never a statement's values. */
 interface SafeError {
   type: string
@@ -13,13 +15,15 @@ const QUOTED_VALUES = [/(Duplicate entry )'.*?'( for key)/s, /(Incorrect \w+ val
 /**
  * The part of an error's message that may be logged or shown. knex prefixes the driver's reason
  * with the whole statement, values inlined ("insert into `leads` … values ('ada@…') - reason"),
- * and some MySQL reasons quote the value: only the reason is kept, with quoted values masked.
+ * and some MySQL reasons quote the value: only the reason is kept, with quoted values and
+ * secrets masked.
  */
 export function safeMessage(error: unknown): string {
   const {message, sqlMessage} = (error ?? {}) as {message?: unknown; sqlMessage?: unknown}
   const full = typeof sqlMessage === 'string' ? sqlMessage : String(message ?? error)
   let reason = isStatementError(error) && full.includes(' - ') ? full.slice(full.lastIndexOf(' - ') + 3) : full
   for (const pattern of QUOTED_VALUES) reason = reason.replace(pattern, (_match, before: string, after = '') => `${before}'…'${after}`)
+  reason = withoutSecrets(reason)
   return reason.length > MAX_MESSAGE ? `${reason.slice(0, MAX_MESSAGE)}…` : reason
 }
 

@@ -105,6 +105,19 @@ describe('first-day errors', function () {
     }
   })
 
+  it('a token or signing secret pasted where an id goes is not printed back, in the line or in the --json envelope', async function () {
+    const token = `svc_${'0123456789abcdef'.repeat(4)}`
+    const secret = `svc_whsec_${'fedcba9876543210'.repeat(4)}`
+    for (const pasted of [token, secret]) {
+      for (const json of [false, true]) {
+        const result = await runCli(['config', 'set', 'customer', pasted, ...(json ? ['--json'] : [])], {})
+        expect(result.code).to.equal(1)
+        expect(result.stderr).to.not.include(pasted.slice(-20))
+        expect(result.stderr).to.include(`${pasted.startsWith('svc_whsec_') ? 'svc_whsec_' : 'svc_'}…${pasted.slice(-4)}`)
+      }
+    }
+  })
+
   it('an NDJSON file read as CSV, or a CSV read as NDJSON, says which it is and how to pass --format', async function () {
     const ndjson = path.join(dir, 'leads.csv')
     fs.writeFileSync(ndjson, '{"contact_name":"Ada","contact_email":"ada@example.org"}\n')

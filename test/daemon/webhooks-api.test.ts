@@ -309,6 +309,16 @@ describe('webhook management API', function () {
       expect((await daemon.db('webhooks').where({id: one.webhook.id}).first()).secret_ciphertext).to.equal(row.secret_ciphertext)
     })
 
+    it('does not send back a signing secret or a token sent where a webhook id goes', async function () {
+      const created = await call('POST', BASE, {url: 'https://hooks.example.com/leads', event_types: ['lead.created']})
+      for (const pasted of [created.body.secret as string, tenant.token]) {
+        const response = await call('DELETE', `${BASE}/${pasted}`)
+        expect(response.status).to.equal(404)
+        expect(response.text).to.not.include(pasted.slice(-20))
+        expect(response.body.error.message).to.include(`…${pasted.slice(-4)}`)
+      }
+    })
+
     it("answers 404 for another customer's webhook on update and delete", async function () {
       const other = await newTenant(daemon.services)
       const theirs = await call('POST', BASE, {url: 'https://hooks.example.com/theirs', event_types: ['lead.created']}, other)
