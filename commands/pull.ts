@@ -15,13 +15,13 @@ import {announceWait, BaseCommand, clientFlags} from './_shared/base-command.js'
 export default class Pull extends BaseCommand {
   static override description = `Pull the customer's leads incrementally and write them to stdout
 
-Syncs on the change feed (GET /leads?sync=true): every committed create, merge and bulk upsert comes once, in commit order, and a run with nothing changed writes nothing. After each page is written and flushed, the server's position is saved in the state file, so a run that is killed, or whose reader closes the pipe (| head), resumes after the last page written without losing a lead. A lead changed again comes again, so keep the newest copy per id.
+Syncs on the change feed (GET /leads?sync=true): every committed create, merge and bulk upsert comes once, in commit order, and with ndjson a run with nothing changed writes nothing (json and csv write a whole document per run). After each page is written and flushed, the server's position is saved in the state file, so a run that is killed, or whose reader closes the pipe (| head), resumes after the last page written without losing a lead. A lead changed again comes again, so keep the newest copy per id.
 
 The state file (default: one per base URL and customer in the CLI data directory) wins over --since; the run says on stderr where it resumes. --reset starts over, --no-state keeps no position at all.
 
---format csv is plain CSV that \`leads push\` reads back: a column custom_fields.<slug> (with :number or :boolean) for each custom field found on the first page, the others (and a null or empty value, which an empty cell would lose) as JSON in a last custom_fields column (with --no-custom-fields, none of these columns); push ignores the read-only columns (id, created_at, ...). --format csv-excel is for spreadsheets: it also neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text, at the price of values a program reads as changed ('+1 555...).
+--format csv is plain CSV that \`leads push\` reads back, one whole file per run: its header, then the leads (the header alone when nothing changed), so append runs with ndjson, not csv. It has a column custom_fields.<slug> (with :number or :boolean) for each custom field found on the first page, the others (and a null or empty value, which an empty cell would lose) as JSON in a last custom_fields column (with --no-custom-fields, none of these columns); push ignores the read-only columns (id, created_at, ...). --format csv-excel is for spreadsheets: it also neutralises cells that start with =, +, -, @, tab or carriage return with a leading single quote (OWASP's advice against formula injection), so a lead named "=HYPERLINK(...)" stays text, at the price of values a program reads as changed ('+1 555...).
 
-Reaches the API with --base-url, --token (scope public_api:leads:read) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds.`
+Reaches the API with --base-url, --token (scope public_api:leads:read) and --customer, else LEADS_BASE_URL, LEADS_API_TOKEN and LEADS_CUSTOMER_ID, else the profile (see leads config). Waits out 429s (Retry-After) and retries transient failures; a daemon that cannot be reached fails within a few seconds. Ctrl-C or SIGTERM stops it at once, during such a wait too, keeping the position of the last page written.`
   static override examples = [
     '<%= config.bin %> pull --since 2026-01-01T00:00:00Z > leads.ndjson',
     '<%= config.bin %> pull --follow --interval 1m --state ./acme.state.json >> leads.ndjson',
@@ -67,12 +67,13 @@ Reaches the API with --base-url, --token (scope public_api:leads:read) and --cus
     const settings = requireClientSettings(this.clientSettings(flags))
     // Not when the leads go to the same terminal: each redraw of the view erases the line above it, a lead's.
     const view = process.stderr.isTTY && !process.stdout.isTTY ? await renderPullProgress() : null
-    const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait))})
+    // Ctrl-C or SIGTERM stops the run at once, a wait for a rate limit included; what was written stays saved.
+    const interrupted = new AbortController()
+    const client = clientFromSettings(settings, {onWait: (wait) => (view ? view.wait(wait) : announceWait(wait)), signal: interrupted.signal})
     const {baseUrl, customerId} = settings
     const stateFile = flags['no-state'] ? null : (flags.state ?? defaultStateFile(this.config.dataDir, baseUrl, customerId))
     if (flags.reset && stateFile !== null) resetState(stateFile)
 
-    const interrupted = new AbortController()
     const stop = () => interrupted.abort()
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)

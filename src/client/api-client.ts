@@ -1,3 +1,5 @@
+import {setTimeout as delay} from 'node:timers/promises'
+
 import pRetry, {AbortError} from 'p-retry'
 
 import type {LeadList} from '../leads/leads-service.js'
@@ -14,7 +16,9 @@ export interface ClientOptions {
   /** Retries of network errors, 5xx and in-progress 409s; 429s wait for Retry-After and do not use these up. */
   retries?: number
   minRetryDelayMs?: number
-  sleep?: (ms: number) => Promise<void>
+  /** Stops the client: a request on the wire, and a wait (a 429's Retry-After, a backoff), end at once with an AbortError. */
+  signal?: AbortSignal
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   /** Called before every wait: a 429's Retry-After, or the backoff before retrying a failure. */
   onWait?: (wait: ApiWait) => void
 }
@@ -71,12 +75,12 @@ const UNREACHED_RETRIES = 2
  * Retry-After; other 4xx fail at once.
  */
 export class LeadsApiClient {
-  private readonly sleep: (ms: number) => Promise<void>
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
   /** Until the API has answered once, an unreachable address is most likely a wrong URL or a stopped daemon: fail fast. */
   private reached = false
 
   constructor(private readonly options: ClientOptions) {
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
+    this.sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, {signal}))
   }
 
   listLeads(query: Record<string, string>): Promise<ApiResult<LeadList>> {
@@ -102,8 +106,9 @@ export class LeadsApiClient {
       async () => {
         let response: Response
         try {
-          response = await fetch(this.options.baseUrl + path, {method, headers, body: payload})
+          response = await fetch(this.options.baseUrl + path, {method, headers, body: payload, signal: this.options.signal})
         } catch (error) {
+          if (this.options.signal?.aborted) throw new AbortError(abortedBy(this.options.signal))
           throw new RetryableError(`cannot reach ${this.options.baseUrl}: ${causeOf(error)}`)
         }
         this.reached = true
@@ -144,13 +149,19 @@ export class LeadsApiClient {
           if (rateLimited) rateLimitWaits += 1
           const waitMs = rateLimited ? error.waitMs : backoffMs(this.options.minRetryDelayMs ?? 500, attemptNumber)
           this.options.onWait?.({reason: rateLimited ? 'rate limited' : 'retrying', waitMs, cause: error.message})
-          await this.sleep(waitMs)
+          await this.sleep(waitMs, this.options.signal)
         },
+        signal: this.options.signal,
         // Waiting out a rate limit is expected work, not a failure: it uses no retry.
         shouldConsumeRetry: ({error}) => !(error instanceof RetryableError && error.waitMs > 0 && rateLimitWaits < MAX_RATE_LIMIT_WAITS),
       },
     )
   }
+}
+
+/** Why a stopped client stopped: the signal's reason, an AbortError unless the caller gave another. */
+function abortedBy(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('The client was stopped', 'AbortError')
 }
 
 /** Exponential backoff with jitter, capped at 30 s: base, 2 × base, 4 × base … times 1 to 2. */

@@ -85,9 +85,13 @@ export async function pullLeads(client: LeadsApiClient, options: PullOptions): P
       const query: Record<string, string> = {sync: 'true', limit: String(options.pageSize), include_custom_fields: String(options.includeCustomFields)}
       if (state.cursor !== null) query['cursor'] = state.cursor
       else if (startAt !== undefined) query['updated_since'] = startAt
-      const {body, rateLimit} = await client.listLeads(query).catch((error: unknown) => {
+      const answer = await client.listLeads(query).catch((error: unknown) => {
+        // Stopped (Ctrl-C, SIGTERM) during a request or a wait: the run ends as between pages.
+        if (options.signal?.aborted) return null
         throw savedPositionRefused(error, state.cursor, options.stateFile) ?? error
       })
+      if (answer === null) break
+      const {body, rateLimit} = answer
 
       await options.writer.page(body.leads)
       state = {...state, cursor: body.next_cursor, leads_pulled: state.leads_pulled + body.leads.length, saved_at: new Date().toISOString()}

@@ -227,6 +227,11 @@ describe('leads pull', function () {
       const rows = parse(csv.stdout, {columns: true}) as Array<Record<string, string>>
       expect(rows).to.have.length(LEADS)
       expect(rows[0]).to.include({id: allIds[0], contact_name: 'Pulled 0', stage_slug: 'new', custom_fields: ''})
+      // Nothing changed since: a CSV is a whole file per run, so its header alone (leads push reads it as no rows).
+      const again = await runCli(['pull', '--state', stateFile, '--format', 'csv'], env())
+      expect(again.code, again.stderr).to.equal(0)
+      expect(again.stdout.trim().split('\n')).to.have.length(1)
+      expect(again.stdout).to.match(/^id,customer_id,/)
     })
 
     it('keeps polling with --follow and exits 0 on SIGINT', async function () {
@@ -244,6 +249,32 @@ describe('leads pull', function () {
       child.kill('SIGINT')
       expect(await exited).to.equal(0)
     })
+
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      it(`stops at once on ${signal} while it waits out a 429, keeping the pages written`, async function () {
+        // One page a minute: the second page waits for the next minute's window.
+        await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1})
+        const child = spawn(process.execPath, [CLI, 'pull', '--state', stateFile, '--page-size', '100'], {
+          env: {...process.env, ...env()},
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        let output = ''
+        let errors = ''
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+        child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()))
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+        await waitUntil(() => errors.includes('rate limited'), 'the pull to wait for the rate limit')
+        const stoppedAt = Date.now()
+        child.kill(signal)
+        expect(await exited).to.equal(0)
+        expect(Date.now() - stoppedAt).to.be.below(5000)
+        expect(idsOf(output)).to.deep.equal(allIds.slice(0, 100))
+        // The next run starts after the page the stopped one wrote.
+        await daemon.services.rateLimits.set({type: 'key', id: tenant.key.id}, {perMinute: 1000})
+        const next = await runCli(['pull', '--state', stateFile], env())
+        expect(idsOf(next.stdout)).to.deep.equal(allIds.slice(100))
+      })
+    }
 
     it('loses nothing to a peek: `pull | head -2` ends quietly, and the next run still writes every lead', async function () {
       const peek = await new Promise<{code: number | null; stderr: string}>((resolve) => {
