@@ -113,9 +113,7 @@ export abstract class BaseCommand extends Command {
     const mistyped = usage ? this.mistypedFlag(error) : null
     // With --json, every failure is the API's error envelope on stderr, usage errors too (as the Stripe CLI does).
     if (this.failsAsJson()) {
-      process.exitCode = usage ? 2 : 1
-      const envelope = mistyped ? {type: 'invalid_request_error', code: 400, ...mistyped} : errorEnvelope(error, usage)
-      process.stderr.write(`${terminalSafeJson(withoutSecrets(JSON.stringify({error: envelope, exit_code: process.exitCode})))}\n`)
+      this.writeJsonError(mistyped ? {type: 'invalid_request_error', code: 400, ...mistyped} : errorEnvelope(error, usage), usage ? 2 : 1)
       return
     }
     // One line, as for a mistyped command, rather than oclif's message followed by the whole help.
@@ -126,6 +124,15 @@ export abstract class BaseCommand extends Command {
     const message = error instanceof AppError ? error.message : `unexpected failure: ${safeMessage(error)}`
     // A message can quote what a server or a file said, or a secret typed in the wrong place.
     process.stderr.write(`Error: ${terminalSafe(withoutSecrets(message + hint))}\n`)
+  }
+
+  /**
+   * A failure under --json: the error envelope on stderr, and the exit code. For a command whose
+   * output on stdout is still its result (`webhooks test` of a receiver that refused), too.
+   */
+  protected writeJsonError(envelope: ReturnType<typeof errorEnvelope>, exitCode: number): void {
+    process.exitCode = exitCode
+    process.stderr.write(`${terminalSafeJson(withoutSecrets(JSON.stringify({error: envelope, exit_code: exitCode})))}\n`)
   }
 
   /** An unknown flag, named with the nearest flag of this command when it is near enough to be a typo of it. */

@@ -49,14 +49,10 @@ export default class WebhooksTest extends BaseCommand {
     if (output.response_snippet) this.log(terminalSafe(`  ${output.response_snippet.replace(/\s+/g, ' ').slice(0, 300)}`))
     const delivered = output.status_code !== null && output.status_code >= 200 && output.status_code < 300
     if (!delivered) {
-      if (this.jsonEnabled()) process.exitCode = 1
-      else
-        throw new AppError(
-          'invalid_request_error',
-          400,
-          `the receiver did not acknowledge the test event (${answer})`,
-          'it must answer 2xx; see the answer above',
-        )
+      const message = `the receiver did not acknowledge the test event (${answer})`
+      // Under --json the result is still the output (stdout), and the failure is said as every failure is (stderr).
+      if (this.jsonEnabled()) this.writeJsonError({type: 'invalid_request_error', code: 400, message, hint: 'it must answer 2xx; see status_code and response_snippet'}, 1)
+      else throw new AppError('invalid_request_error', 400, message, 'it must answer 2xx; see the answer above')
     }
     return output
   }

@@ -291,6 +291,20 @@ describe('webhook and delivery commands', function () {
       expect(active.stderr).not.to.include('disabled')
       receiver.reply({status: 204})
       expect(await runCliJson(['webhooks', 'test', id], cliEnv)).to.include({is_active: true, disabled_reason: null})
+      // A receiver that refuses: under --json the result on stdout, the failure on stderr as every --json failure, exit 1.
+      receiver.reply({status: 500})
+      const refused = await runCli(['webhooks', 'test', id, '--json'], cliEnv)
+      expect(refused.code).to.equal(1)
+      expect(JSON.parse(refused.stdout)).to.include({webhook_id: id, status_code: 500})
+      expect(JSON.parse(refused.stderr)).to.deep.equal({
+        error: {
+          type: 'invalid_request_error',
+          code: 400,
+          message: 'the receiver did not acknowledge the test event (HTTP 500)',
+          hint: 'it must answer 2xx; see status_code and response_snippet',
+        },
+        exit_code: 1,
+      })
     } finally {
       await daemon.services.webhooks.delete(tenant.customer.id, id)
     }
