@@ -51,7 +51,8 @@ export default class WebhooksTest extends BaseCommand {
     if (!delivered) {
       const message = `the receiver did not acknowledge the test event (${answer})`
       // Under --json the result is still the output (stdout), and the failure is said as every failure is (stderr).
-      if (this.jsonEnabled()) this.writeJsonError({type: 'invalid_request_error', code: 400, message, hint: 'it must answer 2xx; see status_code and response_snippet'}, 1)
+      if (this.jsonEnabled())
+        this.writeJsonError({type: 'invalid_request_error', code: 400, message, hint: 'it must answer 2xx; see status_code and response_snippet'}, 1)
       else throw new AppError('invalid_request_error', 400, message, 'it must answer 2xx; see the answer above')
     }
     return output

@@ -94,7 +94,9 @@ export function checkSetting(name: SettingName, raw: string): string {
     if (!/^svc_[0-9a-f]{64}$/.test(value)) throw new ValidationError('token must be svc_ followed by 64 hex characters, as the operator issued it', name)
     return value
   }
-  if (!UUID_PATTERN.test(value)) throw new ValidationError(`customer must be a UUID, got "${value}"`, name)
+  if (!UUID_PATTERN.test(value)) {
+    throw new ValidationError(`customer must be a UUID, got "${value}"`, name, 'the id of the customer the token was issued for, as the operator gave it')
+  }
   return value.toLowerCase()
 }
 

@@ -36,7 +36,7 @@ export class CustomersService {
   async create(input: CreateCustomerInput): Promise<Customer> {
     const name = requireName(input.name, 'name')
     const id = input.id === undefined ? randomUUID() : requireUuid(input.id, 'id')
-    if (await this.store.findCustomer(id)) throw new ConflictError(`customer ${id} already exists`)
+    if (await this.store.findCustomer(id)) throw new ConflictError(`customer ${id} already exists`, 'leave --id out to get a new id')
 
     const now = this.clock.now()
     const customer: Customer = {id, name, createdAt: now}
@@ -66,7 +66,8 @@ export class CustomersService {
   async addStage(customerId: string, input: AddStageInput): Promise<Stage> {
     const stages = await this.listStages(customerId)
     const slug = requireSlug(input.slug, 'slug')
-    if (stages.some((stage) => stage.slug === slug)) throw new ConflictError(`stage "${slug}" already exists`)
+    if (stages.some((stage) => stage.slug === slug))
+      throw new ConflictError(`stage "${slug}" already exists`, "choose another slug; leads stages list shows the customer's stages")
     const color = input.color ?? '#64748b'
     if (!COLOR_PATTERN.test(color)) throw new ValidationError('color must be #rrggbb', 'color')
     const stage: Stage = {
@@ -89,7 +90,8 @@ export class CustomersService {
   async addField(customerId: string, input: AddFieldInput): Promise<CustomFieldDefinition> {
     const fields = await this.listFields(customerId)
     const slug = requireSlug(input.slug, 'slug')
-    if (fields.some((field) => field.slug === slug)) throw new ConflictError(`field "${slug}" already exists`)
+    if (fields.some((field) => field.slug === slug))
+      throw new ConflictError(`field "${slug}" already exists`, "choose another slug; leads fields list shows the customer's fields")
     if (!(FIELD_TYPES as readonly string[]).includes(input.type)) {
       throw new ValidationError(`type must be one of ${FIELD_TYPES.join(', ')}`, 'type')
     }

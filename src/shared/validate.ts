@@ -7,9 +7,18 @@ export const SLUG_MAX_LENGTH = 64
 /** Display names of customers, stages, fields, owners and keys (their columns are VARCHAR(200)). */
 export const NAME_MAX_LENGTH = 200
 
+/** Where each kind of id is found, the hint of a malformed one. */
+const UUID_HINTS: Record<string, string> = {
+  customer: 'run `leads customers list`',
+  key: 'run `leads keys list --customer …`; a key id is not its token',
+  id: 'give a UUID, or leave --id out to get a new one',
+}
+
 /** Returns the UUID lower-cased, or throws a ValidationError naming the parameter. */
 export function requireUuid(value: string, param: string): string {
-  if (!UUID_PATTERN.test(value)) throw new ValidationError(`${param} must be a UUID, got "${value}"`, param)
+  if (!UUID_PATTERN.test(value)) {
+    throw new ValidationError(`${param} must be a UUID, got "${value}"`, param, UUID_HINTS[param] ?? 'ids are UUIDs, as the list commands show them')
+  }
   return value.toLowerCase()
 }
 
@@ -30,7 +39,7 @@ export function requireName(value: string | undefined, param: string, fallback?:
   const name = value?.trim() ?? ''
   if (name === '') {
     if (fallback !== undefined) return fallback
-    throw new ValidationError(`${param} must not be empty`, param)
+    throw new ValidationError(`${param} must not be empty`, param, `give a ${param} of 1 to ${NAME_MAX_LENGTH} characters`)
   }
   if (name.length > NAME_MAX_LENGTH) throw new ValidationError(`${param} must be at most ${NAME_MAX_LENGTH} characters, got ${name.length}`, param)
   const problem = textProblem(name, 'line')

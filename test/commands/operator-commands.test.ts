@@ -184,7 +184,7 @@ describe('operator commands', function () {
         expect(refused.stderr).to.equal('Error: name must not be empty (hint: leave --name out for a key without a name)\n')
         const customer = await runCli(['customers', 'create', '--name', name], env)
         expect(customer.code).to.equal(1)
-        expect(customer.stderr).to.match(/^Error: name must not be empty/)
+        expect(customer.stderr).to.equal('Error: name must not be empty (hint: give a name of 1 to 200 characters)\n')
       }
       expect(await db('api_keys').where({customer_id: customerId}).count({n: '*'})).to.deep.equal([{n: 0}])
       const unnamed = await runCliJson(['keys', 'issue', '--customer', customerId, '--scope', 'public_api:leads:read'], env)
@@ -288,6 +288,17 @@ describe('operator commands', function () {
       expect((await runCli(['fields', 'remove', '--customer', customerId, '--slug', 'budget'], env)).stderr).to.include('add --yes to confirm')
       expect((await services.customers.listFields(customerId)).map((field) => field.slug)).to.include('budget')
       expect(await runCliJson(['fields', 'remove', '--customer', customerId, '--slug', 'budget', '--yes'], env)).to.deep.equal({slug: 'budget', removed: true})
+    })
+
+    it('stages add, fields add and customers create --id refuse what exists with a hint of what to do', async function () {
+      const stage = await runCli(['stages', 'add', '--customer', customerId, '--slug', 'new'], env)
+      expect(stage.code).to.equal(1)
+      expect(stage.stderr).to.equal('Error: stage "new" already exists (hint: choose another slug; leads stages list shows the customer\'s stages)\n')
+      expect(await runCliJson(['fields', 'add', '--customer', customerId, '--slug', 'twice', '--type', 'string'], env)).to.include({slug: 'twice'})
+      const field = await runCli(['fields', 'add', '--customer', customerId, '--slug', 'twice', '--type', 'string', '--json'], env)
+      expect(JSON.parse(field.stderr).error).to.include({code: 409, hint: "choose another slug; leads fields list shows the customer's fields"})
+      const customer = await runCli(['customers', 'create', '--name', 'Again', '--id', customerId], env)
+      expect(customer.stderr).to.equal(`Error: customer ${customerId} already exists (hint: leave --id out to get a new id)\n`)
     })
 
     it('stages add and fields add refuse an empty or blank --name, as customers create does; left out, the name is the slug', async function () {

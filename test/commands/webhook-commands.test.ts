@@ -503,7 +503,7 @@ describe('webhook and delivery commands', function () {
     }
     const typo = await runCli(['webhooks', 'list', '--customer', 'acme'], env())
     expect(typo.code).to.equal(1)
-    expect(typo.stderr).to.equal('Error: customer must be a UUID, got "acme"\n')
+    expect(typo.stderr).to.equal('Error: customer must be a UUID, got "acme" (hint: run `leads customers list`)\n')
   })
 
   it("webhooks recover --since queues a webhook's failed deliveries again, delivered by the running daemon", async function () {
