@@ -10,8 +10,10 @@ export default class WebhooksDisable extends BaseCommand {
 
   async run(): Promise<WebhookReport> {
     const {args} = await this.parse(WebhooksDisable)
-    const webhook = webhookReport(await this.withServices(['webhooks'], (services) => services.webhooks.setActive(args.webhookId, false)))
-    this.log(`Webhook ${webhook.id} is now ${webhook.is_active ? 'active' : 'disabled'}.`)
+    const {webhook: stored, changed} = await this.withServices(['webhooks'], (services) => services.webhooks.setActive(args.webhookId, false))
+    const webhook = webhookReport(stored)
+    const reason = webhook.disabled_reason ? ` (${webhook.disabled_reason})` : ''
+    this.log(changed ? `Webhook ${webhook.id} is now disabled.` : `Webhook ${webhook.id} is already disabled${reason}; nothing changed.`)
     return webhook
   }
 }

@@ -10,8 +10,9 @@ export default class WebhooksEnable extends BaseCommand {
 
   async run(): Promise<WebhookReport> {
     const {args} = await this.parse(WebhooksEnable)
-    const webhook = webhookReport(await this.withServices(['webhooks'], (services) => services.webhooks.setActive(args.webhookId, true)))
-    this.log(`Webhook ${webhook.id} is now ${webhook.is_active ? 'active' : 'disabled'}.`)
+    const {webhook: stored, changed} = await this.withServices(['webhooks'], (services) => services.webhooks.setActive(args.webhookId, true))
+    const webhook = webhookReport(stored)
+    this.log(changed ? `Webhook ${webhook.id} is now active.` : `Webhook ${webhook.id} is already active; nothing changed.`)
     return webhook
   }
 }

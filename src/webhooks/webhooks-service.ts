@@ -191,9 +191,13 @@ export class WebhooksService {
     }
   }
 
-  /** Operator: turn a webhook on or off; turning a disabled one on starts its failure streak afresh. */
-  async setActive(id: string, isActive: boolean): Promise<Webhook> {
+  /** Operator: turn a webhook on or off (changed false when it already was); turning a disabled one on starts its failure streak afresh. */
+  async setActive(id: string, isActive: boolean): Promise<{webhook: Webhook; changed: boolean}> {
     const webhook = await this.getById(id)
+    // Already so: nothing is written. A webhook disabled by its customer or by failures becomes
+    // the operator's to enable (see update).
+    const already = isActive ? webhook.isActive : !webhook.isActive && webhook.disabledBy === 'operator'
+    if (already) return {webhook, changed: false}
     await this.store.update(webhook.customerId, id, {
       isActive,
       disabledReason: isActive ? null : 'disabled by an operator',
@@ -201,7 +205,7 @@ export class WebhooksService {
       ...(isActive && !webhook.isActive ? RESTARTED_STREAK : {}),
       updatedAt: this.clock.now(),
     })
-    return this.getById(id)
+    return {webhook: await this.getById(id), changed: true}
   }
 
   /**

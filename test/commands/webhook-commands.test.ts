@@ -472,9 +472,13 @@ describe('webhook and delivery commands', function () {
     expect(plain.stderr).to.equal('Error: webhook wh_nope does not exist (hint: run `leads webhooks list`)\n')
   })
 
-  it('webhooks disable and enable switch the webhook', async function () {
+  it('webhooks disable and enable switch the webhook, and say so when it already was', async function () {
     expect(await runCliJson(['webhooks', 'disable', webhookId], env())).to.include({is_active: false, disabled_reason: 'disabled by an operator'})
+    expect((await runCli(['webhooks', 'disable', webhookId], env())).stdout).to.equal(
+      `Webhook ${webhookId} is already disabled (disabled by an operator); nothing changed.\n`,
+    )
     expect(await runCliJson(['webhooks', 'enable', webhookId], env())).to.include({is_active: true, disabled_reason: null})
+    expect((await runCli(['webhooks', 'enable', webhookId], env())).stdout).to.equal(`Webhook ${webhookId} is already active; nothing changed.\n`)
   })
 
   it('answers unknown ids and missing arguments with one line', async function () {
