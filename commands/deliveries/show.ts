@@ -38,10 +38,14 @@ export default class DeliveriesShow extends BaseCommand {
       ...delivery,
       attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null})),
     })
-    this.log(`${shown.id}  ${shown.status}  webhook ${shown.webhook_id}  created ${shown.created_at}`)
+    // One fact a line, so most fit 80 columns (a held state's reason and an open breaker's times are longer).
+    this.log(`${shown.id}  ${shown.status}`)
+    this.log(`created:      ${shown.created_at}`)
     this.log(`state:        ${stateLine(shown.state, shown.next_attempt_at)}`)
-    this.log(`webhook:      ${shown.webhook_scheduling ? schedulingLine(shown.webhook_scheduling) : 'deleted'}`)
-    this.log(`event:        ${shown.event_type ?? '-'} ${shown.event_id}  lead ${shown.lead_id ?? '-'}`)
+    this.log(`webhook:      ${shown.webhook_id}`)
+    this.log(`              ${shown.webhook_scheduling ? schedulingLine(shown.webhook_scheduling) : 'deleted'}`)
+    this.log(`event:        ${shown.event_type ?? '-'} ${shown.event_id}`)
+    this.log(`lead:         ${shown.lead_id ?? '-'}`)
     if (shown.last_error) this.log(`last error:   ${shown.last_error}`)
     for (const attempt of shown.attempts) {
       this.log(`  #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error} ${attempt.duration_ms}ms ${attempt.outcome}`)

@@ -126,7 +126,7 @@ describe('delivery state commands', function () {
         const text = await runCli(['deliveries', 'show', backingOff], env)
         expect(text.code, text.stderr).to.equal(0)
         expect(text.stdout).to.include(`state:        backing_off (an attempt failed; the next one is scheduled), next attempt ${iso(retryAt)}\n`)
-        expect(text.stdout).to.include(`webhook:      breaker closed · 1 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`)
+        expect(text.stdout).to.include(`\n              breaker closed · 1 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`)
       })
 
       it("says a delivery is held while its webhook's breaker is open, until the probe", async function () {
@@ -144,7 +144,7 @@ describe('delivery state commands', function () {
           `state:        held (its webhook's circuit breaker is open: nothing is sent until the probe), next attempt ${iso(probeAt)}\n`,
         )
         expect(text.stdout).to.include(
-          `webhook:      breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 0 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`,
+          `\n              breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 0 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`,
         )
       })
     })

@@ -94,7 +94,9 @@ describe('webhook and delivery commands', function () {
     expect(shown.lead_id).to.match(/^[0-9a-f-]{36}$/)
     expect(shown.payload).to.include({id: shown.lead_id, contact_name: 'Cli'})
     const text = await runCli(['deliveries', 'show', deliveryId], env())
-    expect(text.stdout).to.include(`event:        lead.created ${shown.event_id}  lead ${shown.lead_id}`)
+    expect(text.stdout).to.include(`event:        lead.created ${shown.event_id}\nlead:         ${shown.lead_id}\n`)
+    // At an 80-column terminal no line wraps but the payload's.
+    for (const line of text.stdout.split('payload (lead):')[0]!.split('\n')) expect(line.length, line).to.be.at.most(80)
     expect(text.stdout).to.match(/payload \(lead\):\n\{\n {2}"id": /)
     // The same delivery, as if its failed attempt were being retried.
     const due = Date.now() + 60_000
