@@ -40,11 +40,31 @@ export function Table<Row>({columns, rows, emptyText, width, columnNames}: Table
           {fitted(note, width)}
         </Text>
       ))}
-      {layout.hidden.length > 0 ? (
-        <Text dimColor>{fitted(`Not shown: ${layout.hidden.join(', ')} (try --columns, --no-truncate or --json)`, width)}</Text>
-      ) : null}
+      {/* Wrapped, not cut: it names what is missing and how to see it. */}
+      {layout.hidden.length > 0
+        ? wrapped(`Not shown: ${layout.hidden.join(', ')} (try --columns, --no-truncate or --json)`, width).map((line) => (
+            <Text key={line} dimColor>
+              {line}
+            </Text>
+          ))
+        : null}
     </Box>
   )
+}
+
+/** The text in lines of at most `width` characters, broken at spaces (a word longer than the width is cut). */
+function wrapped(text: string, width: number | undefined): string[] {
+  if (width === undefined || text.length <= width) return [text]
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line)
+      line = ''
+    }
+    line = line === '' ? fitted(word, width) : `${line} ${word}`
+  }
+  return [...lines, line]
 }
 
 function fitted(text: string, width: number | undefined): string {

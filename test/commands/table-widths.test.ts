@@ -71,6 +71,9 @@ describe('tables at 80, 120 and 160 columns', function () {
           expect(cells.slice(0, 3), `${width}`).to.deep.equal([key.id, key.state, key.scopes])
         }
         expect(lines, `${width}`).to.include('SCOPES: public_api: left out (common to all); a+b: both actions on one resource')
+        // What is left out is named whole, over as many lines as it takes.
+        const notShown = lines.slice(lines.findIndex((line) => line.startsWith('Not shown: '))).join(' ')
+        if (width < 160) expect(notShown, `${width}`).to.match(/^Not shown: [a-z_, -]+ \(try --columns, --no-truncate or --json\)$/)
       }
       const all = await shownAt(['keys', 'list'], env, 160)
       expect(all[0]).to.match(/^ID\s+STATE\s+SCOPES\s+NAME\s+CUSTOMER/)
