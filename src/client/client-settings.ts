@@ -27,8 +27,8 @@ export const DEFAULT_PROFILE = 'default'
 
 /** Where each setting comes from, for the message when none gives it. */
 const SOURCES: Record<SettingName, {flag: string; variable: string; example: string}> = {
-  'base-url': {flag: '--base-url', variable: 'LEADS_BASE_URL', example: 'http://127.0.0.1:8080'},
-  token: {flag: '--token', variable: 'LEADS_API_TOKEN', example: 'svc_…'},
+  'base-url': {flag: '--base-url', variable: 'LEADS_BASE_URL', example: 'such as http://127.0.0.1:8080'},
+  token: {flag: '--token', variable: 'LEADS_API_TOKEN', example: 'such as svc_…'},
   customer: {flag: '--customer', variable: 'LEADS_CUSTOMER_ID', example: 'the customer UUID the token is locked to'},
 }
 

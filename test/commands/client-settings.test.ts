@@ -85,7 +85,7 @@ describe('client settings and profiles', function () {
     const missing = await runCli(['pull', '--no-state'], bare())
     expect(missing.code).to.equal(1)
     expect(missing.stderr).to.equal(
-      'Error: no API base URL given (http://127.0.0.1:8080) (hint: pass --base-url, set LEADS_BASE_URL, or keep it in a profile: leads config set base-url …)\n',
+      'Error: no API base URL given (such as http://127.0.0.1:8080) (hint: pass --base-url, set LEADS_BASE_URL, or keep it in a profile: leads config set base-url …)\n',
     )
     const badCustomer = await runCli(['config', 'set', 'customer', 'acme'], bare())
     expect(badCustomer.code).to.equal(1)
