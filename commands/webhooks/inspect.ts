@@ -8,6 +8,8 @@ export default class WebhooksInspect extends BaseCommand {
   static override description =
     "A webhook's configuration, how it is sending now (its circuit breaker, deliveries in flight out of its cap), health, and recent deliveries with where each stands, its next attempt and every attempt"
   static override examples = ['<%= config.bin %> webhooks inspect wh_3b1f0c2d9e8a', '<%= config.bin %> webhooks inspect wh_3b1f0c2d9e8a --limit 50 --json']
+  // `show`, as `deliveries show` is named: the word an operator tries first.
+  static override aliases = ['webhooks:show']
   static override args = {webhookId: Args.string({description: 'webhook id (wh_...)', required: true})}
   static override flags = {
     limit: Flags.integer({description: `recent deliveries to show (health always covers the last ${HEALTH_WINDOW})`, default: 10, min: 1, max: 200}),

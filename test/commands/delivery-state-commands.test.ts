@@ -161,6 +161,8 @@ describe('delivery state commands', function () {
         await openBreaker(webhook, probeAt, openedAt)
 
         const inspected = await runCliJson(['webhooks', 'inspect', webhook.id], env)
+        // `show`, the word deliveries uses, is the same command.
+        expect(await runCliJson(['webhooks', 'show', webhook.id], env)).to.deep.equal(inspected)
         expect(inspected.scheduling).to.deep.equal({
           breaker: {state: 'open', until: iso(probeAt), opened_at: iso(openedAt)},
           in_flight: 1,
