@@ -5,7 +5,8 @@ import {asciiDigits, normalizeEmail, phoneDigits} from './lead-matching.js'
  * The rules of `search`, apart from any SQL: a term matches a lead when every word of the term
  * begins a word of the lead's name or of its email before the @, or begins its email when the
  * word has an @; for a phone number, when its digits begin the lead's number, or its last 10
- * digits (all of a shorter term's) begin the lead's last 10. Each rule is a prefix, so the store can answer it as an index range on both backends.
+ * digits (all of a shorter term's) begin the lead's last 10. Each rule is a prefix, so the store
+ * can answer it as an index range on both backends.
  * The rules for users are in docs/api.md ("Search"); the queries are in lead-search-store.ts.
  */
 
