@@ -7,6 +7,22 @@ const path = require('node:path')
 
 const mysqlRun = Boolean(process.env.LEADS_TEST_MYSQL_URL)
 
+// The tests' scratch files (SQLite stores, daemons' directories, CLI profiles) go to memory where
+// the machine has it, unless TMPDIR names a place: the embedded store syncs its WAL to disk at
+// commits, checkpoints and closes, and on a disk those waits lengthen the whole run. The daemon's
+// durability is the same on either; no test can tell a synced page from one in the page cache.
+// Set before the workers start, so they and every process they start inherit it.
+if (!process.env.TMPDIR && isWritableDirectory('/dev/shm')) process.env.TMPDIR = '/dev/shm'
+
+function isWritableDirectory(dir) {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+    return fs.statSync(dir).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /**
  * The SQLite run's long files, handed out first: mocha starts the files in the order given, and
  * one of these started last would end the run alone. Not strictly by length: this order ran the
