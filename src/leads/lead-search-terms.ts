@@ -37,8 +37,8 @@ export const WORD_MAX_LENGTH = 200
 const NFKD_MAX_EXPANSION = 18
 
 /**
- * The longest a lead's words can be, each after a space (lead_search_words.words): its name and
- * email, folded, with a space before each part.
+ * The longest a lead's words can be, each after a space (lead_search_words.words,
+ * leads.search_words): its name and email, folded, with a space before each part.
  */
 export const LEAD_WORDS_MAX_LENGTH = (LEAD_LIMITS.contactName + LEAD_LIMITS.contactEmail) * NFKD_MAX_EXPANSION + 2
 
@@ -97,6 +97,14 @@ export function leadWords(lead: {contactName: string | null; contactEmail: strin
   const at = lead.contactEmail?.lastIndexOf('@') ?? -1
   const localPart = at < 0 ? lead.contactEmail : lead.contactEmail!.slice(0, at)
   return [...new Set([...searchWords(lead.contactName), ...searchWords(localPart)])]
+}
+
+/**
+ * A lead's words as one text, each after a space (` ada lovelace`), null when it has none: a
+ * piece begins one of them when ` piece` occurs in it, as words hold letters and digits only.
+ */
+export function wordsText(words: readonly string[]): string | null {
+  return words.length === 0 ? null : words.map((word) => ` ${word}`).join('')
 }
 
 /** How a `search` term is matched; null when it has nothing to match on (only punctuation). */

@@ -222,12 +222,17 @@ describe('search', function () {
       expect(await search('ortiz')).to.deep.equal(['jose'])
       expect(await search('nunez')).to.deep.equal(['jose'])
       expect(await search('josé')).to.deep.equal(['jose'])
+      // An address and a word: the word is checked on the lead's own words, which the merge rewrote.
+      expect(await search('jose@example.org ortiz')).to.deep.equal(['jose'])
+      expect(await search('jose@example.org jos')).to.deep.equal(['jose'])
       const bulk = await postJson(daemon, tenant, `${LEADS}/bulk`, {
         leads: [{contact_email: 'jose@example.org', contact_name: 'Pepe'}, {contact_name: 'Grace Again'}],
       })
       expect(bulk.status).to.equal(200)
       expect(await search('ortiz')).to.deep.equal([])
       expect(await search('pepe')).to.deep.equal(['jose'])
+      expect(await search('jose@example.org pepe')).to.deep.equal(['jose'])
+      expect(await search('jose@example.org ortiz')).to.deep.equal([])
       expect((await search('grace')).length).to.equal(4)
     })
 
@@ -277,6 +282,29 @@ describe('search', function () {
       expect(await find()).to.equal(0)
       expect(await daemon.services.searchIndex.rebuild(other.customer.id)).to.equal(1)
       expect(await find()).to.equal(1)
+    })
+
+    it('reindex replaces the words of a lead renamed around the service: the old ones stop matching, everywhere', async function () {
+      const other = await newTenant(daemon.services)
+      const lead = leadRecord(other, {contactName: 'Dorothy Vaughan', contactEmail: 'dv@example.org'})
+      await insertLeads(daemon.db, [lead])
+      await daemon.db('leads').where({customer_id: other.customer.id, id: lead.id}).update({contact_name: 'Mary Jackson'})
+      const found = async (term: string) =>
+        (await daemon.request(`${LEADS}?search=${encodeURIComponent(term)}`, {token: other.token, customerId: other.customer.id})).body.total as number
+      expect(await found('vaughan')).to.equal(1)
+      expect(await daemon.services.searchIndex.rebuild(other.customer.id)).to.equal(1)
+      expect(await found('vaughan')).to.equal(0)
+      expect(await found('dv@example.org vaughan')).to.equal(0)
+      expect(await found('jackson')).to.equal(1)
+      expect(await found('dv@example.org jackson')).to.equal(1)
+      expect(await daemon.db('lead_search_words').where({customer_id: other.customer.id}).orderBy('word').pluck('word')).to.deep.equal([
+        'dv',
+        'jackson',
+        'mary',
+      ])
+      // A second reindex finds nothing to change and leaves the rows as they are.
+      expect(await daemon.services.searchIndex.rebuild(other.customer.id)).to.equal(1)
+      expect(await daemon.db('lead_search_words').where({customer_id: other.customer.id}).count({n: '*'})).to.deep.equal([{n: 3}])
     })
   })
 })
