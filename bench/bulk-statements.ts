@@ -6,7 +6,8 @@
  * the daemon, as does the CPU time the daemon and the database server each spend per request.
  * Builds take turns, a few requests each, so both see the same machine.
  *
- * Run (each checkout built; the older build given this checkout's migrations, as in compare-builds.ts):
+ * Run (each checkout built; the older build given this checkout's migrations, or a database of its
+ * own in its settings, as in compare-builds.ts):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
  *     node dist/bench/bulk-statements.js [<checkout A> [<checkout B>]]
  * It switches the server's slow query log on for the run and back as it was (it needs a user
@@ -15,9 +16,7 @@
 
 import mysql from 'mysql2/promise'
 
-import {loadConfig} from '../src/config/config.js'
-import {createLogger} from '../src/log/logger.js'
-import {createServices} from '../src/services.js'
+import {buildTenant} from './build-tenant.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {LoadConnection} from './http-load.js'
 import {NewPeopleBulks} from './new-people-bulk.js'
@@ -39,11 +38,6 @@ const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
 const env = {LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_DATABASE_URL: mysqlUrl, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}
 const startedAt = new Date()
 
-const services = await createServices(loadConfig(env), {logger: createLogger('silent'), autoMigrate: true})
-const customer = await services.customers.create({name: 'bench bulk statements'})
-const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
-await services.close()
-
 const admin = await mysql.createConnection(mysqlUrl)
 const [[before]] = (await admin.query(
   'SELECT @@GLOBAL.log_output AS output, @@GLOBAL.long_query_time AS seconds, @@GLOBAL.slow_query_log AS enabled',
@@ -55,6 +49,7 @@ interface Build {
   label: string
   daemon: DaemonProcess
   connection: LoadConnection
+  bulkRequests: NewPeopleBulks
   requestsMs: number[]
   /** Server time per statement kind, summed over the build's timed requests. */
   statementMs: Map<string, number>
@@ -62,8 +57,6 @@ interface Build {
   cpuMs: {daemon: number; database: number}
 }
 const builds: Build[] = []
-const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
-const bulkRequests = new NewPeopleBulks(headers)
 
 /** A statement's kind: its verb and table, e.g. "INSERT lead_search_words". */
 function kindOf(sql: string): string {
@@ -82,15 +75,18 @@ function cpuNow(build: Build): {daemon: number; database: number} {
 
 try {
   for (const {label, root, settings} of specs) {
+    // The operator's part (schema, customer, key) is done by the build's own code.
+    const {headers} = await buildTenant(root, {...env, ...settings}, 'bench bulk statements')
     const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
-    builds.push({label, daemon, connection: await LoadConnection.open(daemon.url), requestsMs: [], statementMs: new Map(), cpuMs: {daemon: 0, database: 0}})
+    const connection = await LoadConnection.open(daemon.url)
+    builds.push({label, daemon, connection, bulkRequests: new NewPeopleBulks(headers), requestsMs: [], statementMs: new Map(), cpuMs: {daemon: 0, database: 0}})
   }
-  for (const build of builds) for (let i = 0; i < WARMUP; i++) await bulkRequests.send(build.connection)
+  for (const build of builds) for (let i = 0; i < WARMUP; i++) await build.bulkRequests.send(build.connection)
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
       await admin.query('TRUNCATE mysql.slow_log')
       const cpuBefore = cpuNow(build)
-      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await bulkRequests.send(build.connection))
+      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await build.bulkRequests.send(build.connection))
       const cpuAfter = cpuNow(build)
       build.cpuMs.daemon += cpuAfter.daemon - cpuBefore.daemon
       build.cpuMs.database += cpuAfter.database - cpuBefore.database

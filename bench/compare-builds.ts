@@ -11,18 +11,19 @@
  *     node dist/bench/compare-builds.js <checkout A> <checkout B>
  * The figures go to bench/results/compare-builds-<ISO 8601 basic time>.json.
  *
- * Both daemons share this checkout's schema. A build older than a migration refuses a database
- * that has it (knex: "the migration directory is corrupt"); when the newer migrations only add
- * what the older code can ignore (columns with defaults, tables it never reads), copy their
- * compiled files into the older build's dist/migrations for the run.
+ * Both daemons share this checkout's schema unless a build's settings name a database of its own.
+ * A build older than a migration refuses a database that has it (knex: "the migration directory is
+ * corrupt"); when the newer migrations only add what the older code can ignore (columns with
+ * defaults, tables it never reads), copy their compiled files into the older build's
+ * dist/migrations for the run. When they change what the older build pays for (an index dropped,
+ * say), give it a database of its own, which its own code migrates (bench/build-tenant.ts):
+ *   node dist/bench/compare-builds.js . /work/before,LEADS_DATABASE_URL=mysql://root@127.0.0.1:3306/leads_bench_before
  * A checkout may carry settings for its daemon after commas, to compare one build with itself:
  *   node dist/bench/compare-builds.js .,LEADS_CREATE_GUESS=on .,LEADS_CREATE_GUESS=off
  */
 import {randomUUID} from 'node:crypto'
 
-import {loadConfig} from '../src/config/config.js'
-import {createLogger} from '../src/log/logger.js'
-import {createServices} from '../src/services.js'
+import {buildTenant} from './build-tenant.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
 import {LoadConnection} from './http-load.js'
@@ -48,32 +49,29 @@ if (specs.length !== 2 || !mysqlUrl) {
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
 const env = {LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_DATABASE_URL: mysqlUrl, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}
 
-// The operator's part (schema, customer, key) runs here, with this checkout's code.
-const services = await createServices(loadConfig(env), {logger: createLogger('silent'), autoMigrate: true})
-const customer = await services.customers.create({name: 'bench compare'})
-const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
-await services.close()
-
 interface Build {
   label: string
   daemon: DaemonProcess
   connections: LoadConnection[]
+  headers: Record<string, string>
+  bulkRequests: NewPeopleBulks
   sequential: number[]
   rates: number[]
   bulks: number[]
 }
 const builds: Build[] = []
 for (const {label, root, settings} of specs) {
+  // The operator's part (schema, customer, key) is done by the build's own code.
+  const {headers} = await buildTenant(root, {...env, ...settings}, 'bench compare')
   const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
   const connections = await Promise.all(Array.from({length: CONCURRENCY}, () => LoadConnection.open(daemon.url)))
-  builds.push({label, daemon, connections, sequential: [], rates: [], bulks: []})
+  builds.push({label, daemon, connections, headers, bulkRequests: new NewPeopleBulks(headers), sequential: [], rates: [], bulks: []})
 }
 
-const headers = {authorization: `Bearer ${token}`, 'x-customer-id': customer.id}
 const run = randomUUID().slice(0, 8)
 let next = 0
 /** One create of a new person; its time in ms. */
-async function create(connection: LoadConnection): Promise<number> {
+async function create(build: Build, connection: LoadConnection): Promise<number> {
   const i = next++
   const body = JSON.stringify({
     contact_name: `Compare ${run} ${i}`,
@@ -81,20 +79,18 @@ async function create(connection: LoadConnection): Promise<number> {
     contact_phone: `555-${String(i).padStart(7, '0')}`,
   })
   const started = performance.now()
-  const response = await connection.post('/api/agents/crm/leads', {...headers, 'idempotency-key': randomUUID()}, body)
+  const response = await connection.post('/api/agents/crm/leads', {...build.headers, 'idempotency-key': randomUUID()}, body)
   if (response.status !== 201) throw new Error(`expected 201, got ${response.status}: ${response.text.slice(0, 300)}`)
   return performance.now() - started
 }
 
-const bulkRequests = new NewPeopleBulks(headers)
-
 const startedAt = new Date()
 const cpuAtStart = cpuTimes()
 try {
-  for (const build of builds) for (let i = 0; i < 200; i++) await create(build.connections[0]!)
+  for (const build of builds) for (let i = 0; i < 200; i++) await create(build, build.connections[0]!)
   for (let i = 0; i < SEQUENTIAL * builds.length; i++) {
     const build = builds[i % builds.length]!
-    build.sequential.push(await create(build.connections[0]!))
+    build.sequential.push(await create(build, build.connections[0]!))
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of builds) {
@@ -102,7 +98,7 @@ try {
       const started = performance.now()
       await Promise.all(
         build.connections.map(async (connection) => {
-          while (left-- > 0) await create(connection)
+          while (left-- > 0) await create(build, connection)
         }),
       )
       build.rates.push(BURST / ((performance.now() - started) / 1000))
@@ -110,7 +106,7 @@ try {
   }
   for (let i = 0; i < 2 * BULKS * builds.length; i++) {
     const build = builds[i % builds.length]!
-    const took = await bulkRequests.send(build.connections[0]!)
+    const took = await build.bulkRequests.send(build.connections[0]!)
     if (i >= BULKS * builds.length) build.bulks.push(took)
   }
 } finally {

@@ -23,7 +23,8 @@
  *     node dist/bench/push-wrk.js [--rounds 6] [--seconds 5] [--warmup 5] [--unkeyed] [<checkout A> [<checkout B>]]
  * A quick check that it works end to end: --rounds 2 --seconds 1 --warmup 1.
  * The figures go to bench/results/push-wrk-<ISO 8601 basic time>.json. An older build runs on
- * this checkout's schema as in compare-builds.ts.
+ * this checkout's schema, or on a database of its own named in its settings, as in
+ * compare-builds.ts.
  */
 import {execFile, execFileSync, spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
@@ -35,6 +36,7 @@ import {parseArgs, promisify} from 'node:util'
 import {loadConfig} from '../src/config/config.js'
 import {createLogger} from '../src/log/logger.js'
 import {createServices} from '../src/services.js'
+import {type BuildTenant, buildTenant} from './build-tenant.js'
 import {checkoutSpec, type DaemonProcess, freePort, ROOT, spawnDaemon} from './daemon-process.js'
 import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
 import {databasePid, meterCpu} from './process-cpu.js'
@@ -90,11 +92,11 @@ if (!fs.existsSync(WRK)) usage(`no wrk at ${WRK}: apt-get install -y wrk`)
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
 const env = {LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_DATABASE_URL: mysqlUrl!, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}
 
-// The operator's part (schema, customer, internal key: no rate limit) runs here, with this
-// checkout's code; the schema has to be there before the floor copies its tables.
+// The schema has to be there before the floor copies its tables: this checkout's. Each build's
+// customer and internal key (no rate limit) are made by its own code, in its own database when
+// its settings name one (bench/build-tenant.ts).
 const services = await createServices(loadConfig(env), {logger: createLogger('silent'), autoMigrate: true})
-const customer = await services.customers.create({name: 'bench push-wrk'})
-const {token} = await services.keys.issue({customerId: customer.id, scopes: ['public_api:leads:write'], internal: true})
+const floorCustomer = await services.customers.create({name: 'bench push-wrk floor'})
 await services.close()
 
 interface FloorServer {
@@ -156,9 +158,11 @@ const runId = randomUUID().slice(0, 8)
 const execFileAsync = promisify(execFile)
 
 /** One wrk run of `seconds` at `concurrency` against `url`; fails on any answer but 201 and on any socket error. */
-async function wrk(label: string, url: string, concurrency: number, seconds: number, burst: number): Promise<WrkResult> {
+async function wrk(target: Target, concurrency: number, seconds: number, burst: number): Promise<WrkResult> {
+  const {label, url} = target
   const args = ['-t1', `-c${concurrency}`, `-d${seconds}s`, '--timeout', WRK_TIMEOUT, '-s', SCRIPT, `${url}${CREATE_PATH}`]
-  const {stdout} = await execFileAsync(WRK, [...args, '--', token, customer.id, runId, String(burst), ...(flags.unkeyed ? ['unkeyed'] : [])])
+  const {token, customerId} = target.tenant ?? {token: 'floor', customerId: floorCustomer.id}
+  const {stdout} = await execFileAsync(WRK, [...args, '--', token, customerId, runId, String(burst), ...(flags.unkeyed ? ['unkeyed'] : [])])
   const line = stdout.split('\n').find((candidate) => candidate.startsWith('wrk-result '))
   if (!line) throw new Error(`${label} at c=${concurrency}: wrk printed no result:\n${stdout}`)
   const result = JSON.parse(line.slice('wrk-result '.length)) as WrkResult
@@ -187,6 +191,8 @@ interface Target {
   url: string
   pid: number | undefined
   floor: FloorServer | null
+  /** The customer a build's creates are for; null for the floor. */
+  tenant: BuildTenant | null
 }
 
 interface Burst {
@@ -209,13 +215,14 @@ const database = databasePid()
 const bursts: Burst[] = []
 const floorServer = await spawnFloorServer(mysqlUrl!)
 const daemons: DaemonProcess[] = []
-const targets: Target[] = [{label: 'floor', url: floorServer.url, pid: floorServer.pid, floor: floorServer}]
+const targets: Target[] = [{label: 'floor', url: floorServer.url, pid: floorServer.pid, floor: floorServer, tenant: null}]
 const cpuAtStart = cpuTimes()
 try {
   for (const {name, root, settings} of specs) {
+    const tenant = await buildTenant(root, {...env, ...settings}, 'bench push-wrk')
     const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
     daemons.push(daemon)
-    targets.push({label: name, url: daemon.url, pid: daemon.child.pid, floor: null})
+    targets.push({label: name, url: daemon.url, pid: daemon.child.pid, floor: null, tenant})
   }
 
   const runBurst = async (target: Target, concurrency: number, seconds: number, round: Burst['round']) => {
@@ -225,7 +232,7 @@ try {
     const before = await target.floor?.stockUp(Math.ceil(STOCK_MARGIN * fastest * seconds))
     const steal = cpuTimes()
     const cpu = meterCpu({target: target.pid, database})
-    const result = await wrk(target.label, target.url, concurrency, seconds, bursts.length)
+    const result = await wrk(target, concurrency, seconds, bursts.length)
     const [targetCpu, databaseCpu] = cpu.stop().processes
     const after = await target.floor?.stockUp(0)
     bursts.push({

@@ -49,13 +49,13 @@ describe('migration: a lead’s words on the lead', function () {
       expect(await find('grace@example.org ada')).to.equal(0)
       const indexes =
         backend.name === 'mysql'
-          ? ((await daemon.db.raw('SHOW INDEX FROM lead_search_words')) as unknown as [Array<{Key_name: string}>])[0].map((index) => index.Key_name)
-          : (
-              (await daemon.db.raw("SELECT name AS Key_name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'lead_search_words'")) as Array<{
-                Key_name: string
-              }>
-            ).map((index) => index.Key_name)
-      expect(indexes).to.not.include('lead_search_words_lead_id_word_index')
+          ? (
+              (await daemon.db.raw(
+                "SELECT index_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'lead_search_words'",
+              )) as unknown as [Array<{name: string}>]
+            )[0]
+          : ((await daemon.db.raw("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'lead_search_words'")) as Array<{name: string}>)
+      expect(indexes.map((index) => index.name)).to.not.include('lead_search_words_lead_id_word_index')
     })
   })
 })
