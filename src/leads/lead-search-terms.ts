@@ -72,31 +72,55 @@ const ASCII = /^[\u0000-\u007f]*$/
  * or a digit, each word once.
  */
 export function searchWords(text: string | null): string[] {
-  if (text === null) return []
-  // Plain ASCII, most names and emails, folds to itself lower-cased: none of the Unicode steps
-  // below changes it, so a bulk's leads skip them.
-  const ascii = ASCII.test(text)
-  const folded = ascii
-    ? text.toLowerCase()
-    : text
-        .replace(INVISIBLE_IN_WORD, '')
-        .normalize('NFKD')
-        .replace(/\p{M}/gu, '')
-        .toLowerCase()
-        .replace(NOT_PLAIN, (letter) => PLAIN_LETTERS[letter]!)
-  // NFKD can lengthen a word (ligatures): cut at what the column holds, in code points as MySQL counts.
-  const words = folded
-    .split(ascii ? /[^a-z0-9]+/ : /[^\p{L}\p{N}]+/u)
-    .filter((word) => word !== '')
-    .map((word) => (word.length <= WORD_MAX_LENGTH ? word : [...word].slice(0, WORD_MAX_LENGTH).join('')))
-  return [...new Set(words)]
+  const words = new Set<string>()
+  addWords(words, text)
+  return [...words]
 }
 
 /** The words a lead is found by: those of its name and of its email before the @. */
 export function leadWords(lead: {contactName: string | null; contactEmail: string | null}): string[] {
   const at = lead.contactEmail?.lastIndexOf('@') ?? -1
-  const localPart = at < 0 ? lead.contactEmail : lead.contactEmail!.slice(0, at)
-  return [...new Set([...searchWords(lead.contactName), ...searchWords(localPart)])]
+  const words = new Set<string>()
+  addWords(words, lead.contactName)
+  addWords(words, at < 0 ? lead.contactEmail : lead.contactEmail!.slice(0, at))
+  return [...words]
+}
+
+/** Adds the words of `text` to `words` (a set: each word once, in the order first met). */
+function addWords(words: Set<string>, text: string | null): void {
+  if (text === null) return
+  // Plain ASCII, most names and emails, folds to itself lower-cased: none of the Unicode steps
+  // below changes it, so it is read in one pass (a write tokenizes every lead it stores, twice).
+  if (ASCII.test(text)) {
+    addAsciiWords(words, text)
+    return
+  }
+  const folded = text
+    .replace(INVISIBLE_IN_WORD, '')
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(NOT_PLAIN, (letter) => PLAIN_LETTERS[letter]!)
+  for (const word of folded.split(/[^\p{L}\p{N}]+/u)) if (word !== '') words.add(withinColumn(word))
+}
+
+/** The runs of ASCII letters and digits in `text`, lower-cased: what the Unicode path makes of an ASCII text. */
+function addAsciiWords(words: Set<string>, text: string): void {
+  let start = -1
+  for (let index = 0; index <= text.length; index++) {
+    const code = index < text.length ? text.charCodeAt(index) : 0
+    const inWord = (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39)
+    if (inWord && start < 0) start = index
+    else if (!inWord && start >= 0) {
+      words.add(withinColumn(text.slice(start, index).toLowerCase()))
+      start = -1
+    }
+  }
+}
+
+/** A word cut at what the column holds: NFKD can lengthen one (ligatures); counted in code points, as MySQL counts. */
+function withinColumn(word: string): string {
+  return word.length <= WORD_MAX_LENGTH ? word : [...word].slice(0, WORD_MAX_LENGTH).join('')
 }
 
 /**
@@ -104,7 +128,10 @@ export function leadWords(lead: {contactName: string | null; contactEmail: strin
  * piece begins one of them when ` piece` occurs in it, as words hold letters and digits only.
  */
 export function wordsText(words: readonly string[]): string | null {
-  return words.length === 0 ? null : words.map((word) => ` ${word}`).join('')
+  if (words.length === 0) return null
+  let text = ''
+  for (const word of words) text += ` ${word}`
+  return text
 }
 
 /** How a `search` term is matched; null when it has nothing to match on (only punctuation). */

@@ -4,6 +4,25 @@ import fc from 'fast-check'
 import {leadWords, parseSearch, prefixRange, searchWords, WORD_MAX_LENGTH} from '../../../src/leads/lead-search-terms.js'
 
 describe('search words and terms', function () {
+  it('reads an ASCII text as the Unicode rules do: runs of letters and digits, lower-cased, each once, at most a column long', function () {
+    const asUnicodeRules = (text: string) => [
+      ...new Set(
+        text
+          .toLowerCase()
+          .split(/[^\p{L}\p{N}]+/u)
+          .filter((word) => word !== '')
+          .map((word) => word.slice(0, WORD_MAX_LENGTH)),
+      ),
+    ]
+    fc.assert(
+      fc.property(fc.string({unit: fc.integer({min: 0, max: 0x7f}).map((code) => String.fromCharCode(code)), maxLength: 300}), (text) => {
+        expect(searchWords(text)).to.deep.equal(asUnicodeRules(text))
+      }),
+      {numRuns: 2000},
+    )
+    expect(searchWords(`Ada ${'x'.repeat(250)}\u0010B`)).to.deep.equal(['ada', 'x'.repeat(WORD_MAX_LENGTH), 'b'])
+  })
+
   it('splits text into lower-cased words without accents, each once', function () {
     expect(searchWords("Grace-Marie O'Brien grace")).to.deep.equal(['grace', 'marie', 'o', 'brien'])
     expect(searchWords('José NÚÑEZ Ærø ﬁn')).to.deep.equal(['jose', 'nunez', 'aero', 'fin'])
