@@ -1,5 +1,8 @@
 import type {Knex} from 'knex'
 
+import {CustomersStore} from '../src/customers/customers-store.js'
+import {LeadSearchIndex} from '../src/leads/lead-search-index.js'
+
 /**
  * A word-plus-filter search, and a search of several words, answered from one range of
  * lead_search_words (see src/leads/lead-search-store.ts): each word row carries what a list
@@ -9,9 +12,8 @@ import type {Knex} from 'knex'
  *
  * On SQLite the table becomes WITHOUT ROWID, so its rows are stored in key order as InnoDB
  * stores them: a range of a word reads its rows in place instead of looking each row up by
- * rowid. The rows of existing leads are written again by 20261128040000_keep_lead_words_on_leads,
- * with the service's own tokenizer: that code writes columns this migration's tables do not have
- * yet. On SQLite the table is made anew here, empty until then.
+ * rowid. The rows of existing leads are written again by the service's own tokenizer (about a
+ * minute per million leads), as `leads maintenance reindex` does later.
  */
 const WORDS_MAX_LENGTH = 8192
 
@@ -41,6 +43,7 @@ export async function up(knex: Knex): Promise<void> {
     ) WITHOUT ROWID`)
     await knex.raw('CREATE INDEX lead_search_words_lead_id_word_index ON lead_search_words (lead_id, word)')
   }
+  await new LeadSearchIndex(knex, new CustomersStore(knex)).rebuild()
 }
 
 export async function down(knex: Knex): Promise<void> {
@@ -53,7 +56,7 @@ export async function down(knex: Knex): Promise<void> {
     })
     return
   }
-  // The rowid table the words were made in, empty: the older build's `leads maintenance reindex` fills it.
+  // The rowid table the words were made in, filled again.
   await knex.schema.dropTable('lead_search_words')
   await knex.schema.createTable('lead_search_words', (t) => {
     t.string('customer_id', 36).notNullable().references('customers.id').onDelete('CASCADE')
@@ -62,4 +65,5 @@ export async function down(knex: Knex): Promise<void> {
     t.primary(['customer_id', 'word', 'lead_id'])
     t.index(['lead_id', 'word'])
   })
+  await new LeadSearchIndex(knex, new CustomersStore(knex)).rebuild()
 }

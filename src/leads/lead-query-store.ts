@@ -143,14 +143,11 @@ export class LeadQueryStore {
    * whose leads are all old, with newest first) cost one window, not a walk of every lead.
    */
   private walkedIds(customerId: string, filters: LeadFilters, plan: SearchPlan, page: LeadPageRequest): Knex.QueryBuilder {
-    // The search is checked on the lead's own columns.
-    const columns =
-      plan.kind === 'phone'
-        ? ['leads.phone_digits', 'leads.phone_last10']
-        : [...(plan.addresses.length > 0 ? ['leads.email_normalized'] : []), 'leads.search_words']
+    // Emails and phones are checked on the row itself; words by their own index.
+    const columns = plan.kind === 'words' && plan.addresses.length === 0 ? [] : ['leads.email_normalized', 'leads.phone_digits', 'leads.phone_last10']
     const window = this.orderedPage(() => this.matching(customerId, filters, undefined).select(columns), {...page, offset: 0, limit: this.tuning.walkWindow})
     const query = this.db.select('walked.id', `walked.${page.sortBy}`).from(window.as('walked'))
-    whereMatches(this.db, query, plan, 'walked')
+    whereMatches(this.db, query, customerId, plan, 'walked')
     applyOrder(query, page.sortBy, page.sortDir, 'walked')
     return query.limit(page.limit + 1).offset(page.offset)
   }

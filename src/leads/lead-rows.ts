@@ -1,7 +1,6 @@
 import type {LeadLine, Owner} from '../customers/customer-types.js'
 import type {CustomFields, LeadRecord, LeadStatus, SourcePlatform, SourceType} from './lead-types.js'
 import {normalizeEmail, phoneDigits, phoneLast10} from './lead-matching.js'
-import {leadWords, wordsText} from './lead-search-terms.js'
 
 /** A stored lead with its stage and owner, as the list query returns it. */
 export interface LeadWithRelations extends LeadRecord {
@@ -52,7 +51,6 @@ export interface LeadRow {
   lead_line: string | null
   custom_fields: string
   change_seq: number | string
-  search_words: string | null
 }
 
 /** The row a lead is stored as (also what the push bench's floor inserts). */
@@ -81,8 +79,6 @@ export function leadToRow(lead: LeadRecord): LeadRow {
     custom_fields: JSON.stringify(lead.customFields),
     // Every write puts the lead back in the change feed's pending set (see sequencePending).
     change_seq: PENDING,
-    // A search walking leads, or starting from an email address, checks the words here.
-    search_words: wordsText(leadWords(lead)),
   }
 }
 

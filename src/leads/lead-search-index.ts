@@ -1,15 +1,14 @@
 import type {CustomersStore} from '../customers/customers-store.js'
-import {type Db, isMysql} from '../db/knex.js'
+import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import {compile, insertChunks, runEach, type Statement} from '../db/statements.js'
-import {leadWords, wordsText} from './lead-search-terms.js'
+import {compile, insertChunks, type Statement} from '../db/statements.js'
+import {leadWords} from './lead-search-terms.js'
 import type {LeadRecord, LeadWrite} from './lead-types.js'
 
 /**
  * The rows of `lead_search_words` (lead-search-store.ts reads them): one per distinct word of a
  * lead's name and email before the @, each carrying the lead's status, stage_id and lead_line
- * and all its words, written with the leads in their own transaction. The lead's row holds the
- * same words (`leads.search_words`, written with the lead by leadToRow).
+ * and all its words, written with the leads in their own transaction.
  */
 
 /** Keeps `lead_search_words` in step with the leads, inside the write's transaction. */
@@ -25,21 +24,28 @@ export class LeadSearchIndex {
    */
   apply(changes: readonly LeadWrite[]): Statement[] {
     const added: WordRow[] = []
-    const removed: WordKey[] = []
+    const removed: Array<[customerId: string, word: string, leadId: string]> = []
     for (const {before, after} of changes) {
       if (before !== null && !searchChanged(before, after)) continue
-      if (before !== null) removed.push(...leadWords(before).map((word): WordKey => [before.customerId, word, before.id]))
+      for (const word of before === null ? [] : leadWords(before)) removed.push([before!.customerId, word, before!.id])
       added.push(...wordRows(after))
     }
-    return [...this.deleteRows(removed), ...insertChunks(this.db, 'lead_search_words', added)]
+    const statements: Statement[] = []
+    for (let start = 0; start < removed.length; start += 200) {
+      // Expanded ORs of whole keys: MariaDB reads a row constructor IN (…) as a scan of the table
+      // (every word of the customer examined and locked per merge), these as key lookups.
+      const query = this.db('lead_search_words')
+      for (const [customerId, word, leadId] of removed.slice(start, start + 200)) query.orWhere({customer_id: customerId, word, lead_id: leadId})
+      statements.push(compile(query.delete()))
+    }
+    return [...statements, ...insertChunks(this.db, 'lead_search_words', added)]
   }
 
   /**
    * Rebuilds the words of one customer's leads, or every customer's, from their names and
    * emails; for data written around the service. Returns how many leads it indexed. Each batch
    * of leads is read locked (MySQL) while its words are replaced, so a concurrent write is
-   * never undone. The rows replaced are those the lead's `search_words` lists: the words the
-   * service last wrote for it, whatever its name has become since.
+   * never undone.
    */
   async rebuild(customerId?: string): Promise<number> {
     const customers = customerId === undefined ? await this.customers.customerIds() : [customerId]
@@ -52,37 +58,24 @@ export class LeadSearchIndex {
             .andWhere('id', '>', after)
             .orderBy('id')
             .limit(REBUILD_BATCH)
-            .select('id', 'contact_name', 'contact_email', 'status', 'stage_id', 'lead_line', 'search_words')
+            .select('id', 'contact_name', 'contact_email', 'status', 'stage_id', 'lead_line')
           if (isMysql(this.db)) query.forShare()
           const leads = (await query) as StoredLead[]
           if (leads.length === 0) return leads
-          const searched = leads.map((lead): SearchedLead => ({
-            id: lead.id,
-            customerId: id,
-            contactName: lead.contact_name,
-            contactEmail: lead.contact_email,
-            status: lead.status,
-            stageId: lead.stage_id,
-            leadLine: lead.lead_line,
-          }))
-          const stale = leads.flatMap((lead) => (lead.search_words ?? '').split(' ').flatMap((word): WordKey[] => (word === '' ? [] : [[id, word, lead.id]])))
-          const texts = searched.map((lead) => wordsText(leadWords(lead)))
-          const changed = leads.flatMap((lead, index) => (lead.search_words === texts[index] ? [] : [{id: lead.id, text: texts[index]!}]))
-          await runEach(trx, [...this.deleteRows(stale), ...insertChunks(this.db, 'lead_search_words', searched.flatMap(wordRows))])
-          if (changed.length > 0) {
-            await trx('leads')
-              .where('customer_id', id)
-              .whereIn(
-                'id',
-                changed.map((lead) => lead.id),
-              )
-              .update({
-                search_words: trx.raw(
-                  `CASE id ${changed.map(() => 'WHEN ? THEN ?').join(' ')} END`,
-                  changed.flatMap((lead) => [lead.id, lead.text]),
-                ),
-              })
-          }
+          await trx('lead_search_words')
+            .where('customer_id', id)
+            .whereIn(
+              'lead_id',
+              leads.map((lead) => lead.id),
+            )
+            .delete()
+          const rows = leads.flatMap((lead) => {
+            const stored = {id: lead.id, customerId: id, contactName: lead.contact_name, contactEmail: lead.contact_email}
+            const filters = {status: lead.status, stageId: lead.stage_id, leadLine: lead.lead_line}
+            return wordRows({...stored, ...filters})
+          })
+          const chunk = rowsPerInsert(this.db)
+          for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))
           return leads
         })
         if (batch.length === 0) break
@@ -92,25 +85,9 @@ export class LeadSearchIndex {
     }
     return indexed
   }
-
-  /** Deletes word rows by whole key, 200 keys a statement. */
-  private deleteRows(keys: readonly WordKey[]): Statement[] {
-    const statements: Statement[] = []
-    for (let start = 0; start < keys.length; start += 200) {
-      // Expanded ORs of whole keys: MariaDB reads a row constructor IN (…) as a scan of the table
-      // (every word of the customer examined and locked per merge), these as key lookups.
-      const query = this.db('lead_search_words')
-      for (const [customerId, word, leadId] of keys.slice(start, start + 200)) query.orWhere({customer_id: customerId, word, lead_id: leadId})
-      statements.push(compile(query.delete()))
-    }
-    return statements
-  }
 }
 
 const REBUILD_BATCH = 1000
-
-/** The primary key of a word row: customer, word, lead. */
-type WordKey = [customerId: string, word: string, leadId: string]
 
 type StoredLead = {
   id: string
@@ -119,7 +96,6 @@ type StoredLead = {
   status: string
   stage_id: string
   lead_line: string | null
-  search_words: string | null
 }
 /** What a lead's word rows are made of (a LeadRecord is one). */
 type SearchedLead = {
@@ -136,7 +112,7 @@ type WordRow = {customer_id: string; word: string; lead_id: string; status: stri
 /** The rows of a lead in lead_search_words: one per word, each with the lead's filters and all its words. */
 function wordRows(lead: SearchedLead): WordRow[] {
   const words = leadWords(lead)
-  const all = wordsText(words)!
+  const all = words.map((word) => ` ${word}`).join('')
   return words.map((word) => ({
     customer_id: lead.customerId,
     word,

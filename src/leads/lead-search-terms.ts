@@ -37,8 +37,8 @@ export const WORD_MAX_LENGTH = 200
 const NFKD_MAX_EXPANSION = 18
 
 /**
- * The longest a lead's words can be, each after a space (lead_search_words.words,
- * leads.search_words): its name and email, folded, with a space before each part.
+ * The longest a lead's words can be, each after a space (lead_search_words.words): its name and
+ * email, folded, with a space before each part.
  */
 export const LEAD_WORDS_MAX_LENGTH = (LEAD_LIMITS.contactName + LEAD_LIMITS.contactEmail) * NFKD_MAX_EXPANSION + 2
 
@@ -90,7 +90,7 @@ export function leadWords(lead: {contactName: string | null; contactEmail: strin
 function addWords(words: Set<string>, text: string | null): void {
   if (text === null) return
   // Plain ASCII, most names and emails, folds to itself lower-cased: none of the Unicode steps
-  // below changes it, so it is read in one pass (a write tokenizes every lead it stores, twice).
+  // below changes it, so it is read in one pass (a write tokenizes every lead it stores).
   if (ASCII.test(text)) {
     addAsciiWords(words, text)
     return
@@ -121,17 +121,6 @@ function addAsciiWords(words: Set<string>, text: string): void {
 /** A word cut at what the column holds: NFKD can lengthen one (ligatures); counted in code points, as MySQL counts. */
 function withinColumn(word: string): string {
   return word.length <= WORD_MAX_LENGTH ? word : [...word].slice(0, WORD_MAX_LENGTH).join('')
-}
-
-/**
- * A lead's words as one text, each after a space (` ada lovelace`), null when it has none: a
- * piece begins one of them when ` piece` occurs in it, as words hold letters and digits only.
- */
-export function wordsText(words: readonly string[]): string | null {
-  if (words.length === 0) return null
-  let text = ''
-  for (const word of words) text += ` ${word}`
-  return text
 }
 
 /** How a `search` term is matched; null when it has nothing to match on (only punctuation). */

@@ -22,7 +22,6 @@ const UPSERT_COLUMNS = [
   'lead_line',
   'custom_fields',
   'change_seq',
-  'search_words',
 ]
 
 /** The statements that write leads, with what derives from them (counts, search words), in the write's transaction. */

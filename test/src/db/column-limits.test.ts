@@ -68,7 +68,6 @@ const WRITTEN: Record<string, number> = {
   'leads.stage_id': UUID,
   'leads.owner_id': UUID,
   'leads.lead_line': longest(LEAD_LINE_VALUES),
-  'leads.search_words': LEAD_WORDS_MAX_LENGTH,
   'lead_match_locks.customer_id': UUID,
   'lead_change_sequences.customer_id': UUID,
   'lead_counts.customer_id': UUID,

@@ -60,14 +60,6 @@ export const CROSS_CUSTOMER: readonly Allowed[] = [
     sql: /^update `webhooks` set `disabled_by` = \? where `is_active` = \? and (`disabled_reason` = \?|`disabled_by` is null)$/,
     why: 'migration add_webhooks_disabled_by: fills the new column of every disabled webhook',
   },
-  {
-    sql: /^(truncate|delete from) `lead_search_words`$/,
-    why: 'migration keep_lead_words_on_leads: empties the word rows, which its rebuild then writes customer by customer',
-  },
-  {
-    sql: /^INSERT INTO "_knex_temp_alter\d+" SELECT .* FROM "leads";?$/,
-    why: 'migration keep_lead_words_on_leads, down, on SQLite: knex copies the table to drop its search_words column',
-  },
 
   // Operator commands over every customer (`leads customers list`, `leads keys list`, the
   // maintenance reindex and recount without --customer, the search-words migration's rebuild;
