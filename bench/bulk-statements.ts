@@ -60,6 +60,9 @@ const builds: Build[] = []
 
 /** A statement's kind: its verb and table, e.g. "INSERT lead_search_words". */
 function kindOf(sql: string): string {
+  // An INSERT's table follows INTO, also when it inserts what a SELECT reads from elsewhere.
+  const insert = /^insert into\s+`?(\w+)/i.exec(sql)
+  if (insert) return `INSERT ${insert[1]}`
   const match = /^\(?\s*(select|insert into|update|delete from|commit|start transaction|rollback)\b\s*(?:.*?\bfrom\s+)?`?(\w+)?/is.exec(sql)
   if (!match) return sql.slice(0, 30)
   const verb = match[1]!.toUpperCase().replace(' INTO', '').replace(' FROM', '')

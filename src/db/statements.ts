@@ -120,10 +120,15 @@ const measured = new WeakMap<Statement, number>()
 /** Strings shorter than this are bounded by their length alone: counting their bytes cost more than the rest of the estimate. */
 const SHORT_STRING = 256
 
+/** At most the bytes a string's text takes in a statement, escaped (a quote or backslash is sent as two), without its quotes. */
+export function escapedBytes(text: string): number {
+  return 2 * Buffer.byteLength(text)
+}
+
 function valueBytes(value: Knex.Value): number {
   if (value === null || value === undefined) return 4
   // Up to 3 bytes a UTF-16 unit, each doubled by escaping; measured only when long, where the bound is loose enough to matter.
-  if (typeof value === 'string') return (value.length < SHORT_STRING ? 6 * value.length : 2 * Buffer.byteLength(value)) + 2
+  if (typeof value === 'string') return (value.length < SHORT_STRING ? 6 * value.length : escapedBytes(value)) + 2
   if (Buffer.isBuffer(value)) return 2 * value.length + 3
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return 24
   if (value instanceof Date) return 32

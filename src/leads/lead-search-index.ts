@@ -1,8 +1,8 @@
 import type {CustomersStore} from '../customers/customers-store.js'
-import {type Db, isMysql, rowsPerInsert} from '../db/knex.js'
+import {type Db, isMysql, statementBudget} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import {compile, insertChunks, type Statement} from '../db/statements.js'
-import {leadWords} from './lead-search-terms.js'
+import {compile, escapedBytes, runEach, type Statement, statementBytes} from '../db/statements.js'
+import {LEAD_WORDS_MAX_LENGTH, leadWords, WORD_MAX_LENGTH} from './lead-search-terms.js'
 import type {LeadRecord, LeadWrite} from './lead-types.js'
 
 /**
@@ -23,12 +23,12 @@ export class LeadSearchIndex {
    * the old rows deleted by key, the new ones inserted, in two statements for the whole write.
    */
   apply(changes: readonly LeadWrite[]): Statement[] {
-    const added: WordRow[] = []
+    const added: SearchedLead[] = []
     const removed: Array<[customerId: string, word: string, leadId: string]> = []
     for (const {before, after} of changes) {
       if (before !== null && !searchChanged(before, after)) continue
       for (const word of before === null ? [] : leadWords(before)) removed.push([before!.customerId, word, before!.id])
-      added.push(...wordRows(after))
+      added.push(after)
     }
     const statements: Statement[] = []
     for (let start = 0; start < removed.length; start += 200) {
@@ -38,7 +38,51 @@ export class LeadSearchIndex {
       for (const [customerId, word, leadId] of removed.slice(start, start + 200)) query.orWhere({customer_id: customerId, word, lead_id: leadId})
       statements.push(compile(query.delete()))
     }
-    return [...statements, ...insertChunks(this.db, 'lead_search_words', added)]
+    return [...statements, ...this.insertWords(added)]
+  }
+
+  /**
+   * The statements that insert the word rows of `leads`, one per customer (or more when its leads
+   * would not fit in statementBudget): the leads' filters and words go as one JSON document,
+   * which the database turns into one row per word (wordRowsSql). Written as a multi-row INSERT,
+   * each row would repeat its lead's id, filters and words, and MariaDB's time to read the
+   * statement grows with its text (docs/design.md, "Search words go as one JSON document").
+   */
+  private insertWords(leads: readonly SearchedLead[]): Statement[] {
+    const sql = wordRowsSql(this.db)
+    const budget = statementBudget(this.db)
+    const byCustomer = new Map<string, SearchedLead[]>()
+    for (const lead of leads) {
+      const group = byCustomer.get(lead.customerId)
+      if (group) group.push(lead)
+      else byCustomer.set(lead.customerId, [lead])
+    }
+    const statements: Statement[] = []
+    for (const [customerId, ofCustomer] of byCustomer) {
+      // Counted as statementBytes counts the statement: each lead's part and its comma, escaped.
+      const empty = statementBytes({sql, bindings: [customerId, '[]']})
+      let parts: string[] = []
+      let bytes = empty
+      const flush = () => {
+        if (parts.length > 0) statements.push({sql, bindings: [customerId, `[${parts.join(',')}]`]})
+        parts = []
+        bytes = empty
+      }
+      for (const lead of ofCustomer) {
+        const words = leadWords(lead)
+        // A lead without words has no rows (JSON_TABLE would give it one, with no word).
+        if (words.length === 0) continue
+        const wordsText = words.map((word) => ` ${word}`).join('')
+        // lead_line last, left out when null: a missing member is NULL in JSON_TABLE and json_each alike.
+        const part = JSON.stringify([lead.id, lead.status, lead.stageId, wordsText, words, ...(lead.leadLine === null ? [] : [lead.leadLine])])
+        const size = escapedBytes(part) + 2
+        if (bytes + size > budget) flush()
+        parts.push(part)
+        bytes += size
+      }
+      flush()
+    }
+    return statements
   }
 
   /**
@@ -69,13 +113,16 @@ export class LeadSearchIndex {
               leads.map((lead) => lead.id),
             )
             .delete()
-          const rows = leads.flatMap((lead) => {
-            const stored = {id: lead.id, customerId: id, contactName: lead.contact_name, contactEmail: lead.contact_email}
-            const filters = {status: lead.status, stageId: lead.stage_id, leadLine: lead.lead_line}
-            return wordRows({...stored, ...filters})
-          })
-          const chunk = rowsPerInsert(this.db)
-          for (let start = 0; start < rows.length; start += chunk) await trx('lead_search_words').insert(rows.slice(start, start + chunk))
+          const searched = leads.map((lead) => ({
+            id: lead.id,
+            customerId: id,
+            contactName: lead.contact_name,
+            contactEmail: lead.contact_email,
+            status: lead.status,
+            stageId: lead.stage_id,
+            leadLine: lead.lead_line,
+          }))
+          await runEach(trx, this.insertWords(searched))
           return leads
         })
         if (batch.length === 0) break
@@ -107,21 +154,25 @@ type SearchedLead = {
   stageId: string
   leadLine: string | null
 }
-type WordRow = {customer_id: string; word: string; lead_id: string; status: string; stage_id: string; lead_line: string | null; words: string}
-
-/** The rows of a lead in lead_search_words: one per word, each with the lead's filters and all its words. */
-function wordRows(lead: SearchedLead): WordRow[] {
-  const words = leadWords(lead)
-  const all = words.map((word) => ` ${word}`).join('')
-  return words.map((word) => ({
-    customer_id: lead.customerId,
-    word,
-    lead_id: lead.id,
-    status: lead.status,
-    stage_id: lead.stageId,
-    lead_line: lead.leadLine,
-    words: all,
-  }))
+/**
+ * Inserts the word rows of one customer's leads from a JSON array (the second binding; the
+ * customer is the first) with one array per lead: its id, status, stage_id, its words each after
+ * a space (the `words` column), the words (one row each) and, when it has one, its lead_line.
+ * Arrays rather than objects: MariaDB reads a member by position faster than by name.
+ */
+function wordRowsSql(db: Db): string {
+  const insert = 'INSERT INTO `lead_search_words` (`customer_id`, `word`, `lead_id`, `status`, `stage_id`, `lead_line`, `words`)'
+  if (!isMysql(db)) {
+    const members = [0, 1, 2, 5, 3].map((position) => `lead.value ->> '$[${position}]'`).join(', ')
+    return `${insert} SELECT ?, word.value, ${members} FROM json_each(?) AS lead, json_each(lead.value, '$[4]') AS word`
+  }
+  // The widths of the table's columns; ids and filter values are at most a UUID long.
+  const text = (name: string, length: number, position: number) => `${name} VARCHAR(${length}) PATH '$[${position}]'`
+  const columns = [text('lead_id', 36, 0), text('status', 36, 1), text('stage_id', 36, 2), text('words', LEAD_WORDS_MAX_LENGTH, 3), text('lead_line', 36, 5)]
+  return (
+    `${insert} SELECT ?, lead.word, lead.lead_id, lead.status, lead.stage_id, lead.lead_line, lead.words FROM JSON_TABLE(?, '$[*]' COLUMNS (` +
+    `${columns.join(', ')}, NESTED PATH '$[4][*]' COLUMNS (word VARCHAR(${WORD_MAX_LENGTH}) PATH '$'))) AS lead`
+  )
 }
 
 /** Whether a write changed what a lead's word rows hold. */

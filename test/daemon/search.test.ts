@@ -236,6 +236,34 @@ describe('search', function () {
       expect((await search('grace')).length).to.equal(4)
     })
 
+    it('indexes every lead of a bulk with words, whatever the words hold, and a lead with none beside them', async function () {
+      const other = await newTenant(daemon.services)
+      const bulk = await postJson(daemon, other, `${LEADS}/bulk`, {
+        leads: [
+          {contact_name: 'Ada "Quote" Back\\slash', custom_fields: {lead_line: 'buyer'}},
+          {contact_phone: '+1 555 010 9900'},
+          // Letters outside the Basic Multilingual Plane, which no folding changes (CJK Extension B, Gothic).
+          {contact_name: '\u{20000}\u{20001} \u{10330}\u{10331}', contact_email: "o'neil@example.org"},
+        ],
+      })
+      expect(bulk.status, JSON.stringify(bulk.body)).to.equal(200)
+      expect(bulk.body.results.map((row: {status: string}) => row.status)).to.deep.equal(['created', 'created', 'created'])
+      const found = async (term: string, extra = '') => {
+        const response = await daemon.request(`${LEADS}?search=${encodeURIComponent(term)}${extra}`, {token: other.token, customerId: other.customer.id})
+        expect(response.status, response.text).to.equal(200)
+        return response.body.leads.map((lead: {id: string}) => lead.id) as string[]
+      }
+      const [quoted, phoneOnly, distant] = bulk.body.results.map((row: {lead_id: string}) => row.lead_id)
+      expect(await found('quote back')).to.deep.equal([quoted])
+      expect(await found('slash')).to.deep.equal([quoted])
+      expect(await found('ada', '&lead_line=buyer')).to.deep.equal([quoted])
+      expect(await found('ada', '&lead_line=seller')).to.deep.equal([])
+      expect(await found('5550109900')).to.deep.equal([phoneOnly])
+      expect(await found('\u{20000}')).to.deep.equal([distant])
+      expect(await found('\u{10330}\u{10331} o')).to.deep.equal([distant])
+      expect(await found('neil')).to.deep.equal([distant])
+    })
+
     it('removes the old words of a renamed lead by their keys, never by reading the whole table', async function () {
       const lead = leadRecord(tenant, {contactName: 'Ann', contactEmail: null})
       const statements = new LeadSearchIndex(daemon.db, new CustomersStore(daemon.db)).apply([{before: lead, after: {...lead, contactName: 'Bob'}}])

@@ -4,7 +4,7 @@ import {expect} from 'chai'
 
 import {CustomersStore} from '../../../src/customers/customers-store.js'
 import {createDb, type Db, readPacketLimit, statementBudget} from '../../../src/db/knex.js'
-import {statementBytes} from '../../../src/db/statements.js'
+import {type Statement, statementBytes} from '../../../src/db/statements.js'
 import {LeadCountsStore} from '../../../src/leads/lead-counts-store.js'
 import {LeadSearchIndex} from '../../../src/leads/lead-search-index.js'
 import {LeadWriteStatements} from '../../../src/leads/lead-write-statements.js'
@@ -51,6 +51,25 @@ describe('LeadWriteStatements', function () {
       }
       const [[{packet}]] = (await db.raw('SELECT @@max_allowed_packet AS packet')) as [[{packet: number | string}]]
       expect(statementBudget(db)).to.equal(Math.floor(Number(packet) / 2))
+      expect(statements.length).to.be.above(1)
+      for (const statement of statements) expect(statementBytes(statement)).to.be.at.most(statementBudget(db))
+    })
+
+    it('sends the search words of a write in one statement, or in several of at most half the server packet', function () {
+      // Distinct words as long as a name allows, in quotes the statement escapes.
+      const name = (i: number) => Array.from({length: 20}, (_, w) => `"w${i}x${w}"`.padEnd(9, 'q')).join(' ')
+      const lead = (i: number) => leadRecord(tenant, {contactName: name(i), contactEmail: null})
+      const inserted = (count: number) =>
+        store
+          .insertStatements(Array.from({length: count}, (_, i) => lead(i)))
+          .filter((statement) => statement.sql.startsWith('INSERT INTO `lead_search_words`'))
+      const leadsIn = (statements: Statement[]) =>
+        statements.reduce((sum, statement) => sum + (JSON.parse(String(statement.bindings[1])) as unknown[]).length, 0)
+      expect(inserted(500)).to.have.length(1)
+      const many = backend.name === 'mysql' ? Math.ceil(statementBudget(db) / 300) : 20_000
+      const statements = inserted(many)
+      expect(leadsIn(statements)).to.equal(many)
+      if (backend.name === 'sqlite') return expect(statements).to.have.length(1)
       expect(statements.length).to.be.above(1)
       for (const statement of statements) expect(statementBytes(statement)).to.be.at.most(statementBudget(db))
     })
