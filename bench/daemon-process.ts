@@ -28,7 +28,11 @@ export interface CheckoutSpec {
 /** A checkout as benches take it on the command line: `<dir>[,VAR=value…]`. */
 export function checkoutSpec(arg: string): CheckoutSpec {
   const [root, ...settings] = arg.split(',')
-  return {label: arg, root: path.resolve(root!), settings: Object.fromEntries(settings.map((setting) => setting.split('=', 2) as [string, string]))}
+  return {
+    label: arg,
+    root: path.resolve(root!),
+    settings: Object.fromEntries(settings.map((setting) => [setting.slice(0, setting.indexOf('=')), setting.slice(setting.indexOf('=') + 1)])),
+  }
 }
 
 export async function freePort(): Promise<number> {
