@@ -3,7 +3,8 @@ import {Args} from '@oclif/core'
 import {NotFoundError} from '../../src/shared/errors.js'
 import {BaseCommand} from '../_shared/base-command.js'
 import {inert, terminalSafeLines} from '../../src/ui/terminal-text.js'
-import {schedulingLine, stateLine} from '../../src/ui/webhook-text.js'
+import {terminalColumns} from '../../src/ui/terminal-width.js'
+import {breakerText, labeledLines, stateLine} from '../../src/ui/webhook-text.js'
 import {type DeliveryDetailReport, deliveryDetailReport, stateOf} from '../../src/webhooks/webhook-report.js'
 
 export default class DeliveriesShow extends BaseCommand {
@@ -38,18 +39,24 @@ export default class DeliveriesShow extends BaseCommand {
       ...delivery,
       attempts: delivery.attempts.map((attempt) => ({...attempt, response_snippet: attempt.response_snippet?.replace(/\s+/g, ' ').slice(0, 200) ?? null})),
     })
-    // One fact a line, so most fit 80 columns (a held state's reason and an open breaker's times are longer).
+    // One fact a line under its label, each wrapped to the terminal (80 columns when it reports none).
+    const width = terminalColumns()
+    const line = (label: string, text: string) => this.log(labeledLines(label, text, width))
     this.log(`${shown.id}  ${shown.status}`)
-    this.log(`created:      ${shown.created_at}`)
-    this.log(`state:        ${stateLine(shown.state, shown.next_attempt_at)}`)
-    this.log(`webhook:      ${shown.webhook_id}`)
-    this.log(`              ${shown.webhook_scheduling ? schedulingLine(shown.webhook_scheduling) : 'deleted'}`)
-    this.log(`event:        ${shown.event_type ?? '-'} ${shown.event_id}`)
-    this.log(`lead:         ${shown.lead_id ?? '-'}`)
-    if (shown.last_error) this.log(`last error:   ${shown.last_error}`)
+    line('created:', shown.created_at)
+    line('state:', stateLine(shown.state))
+    if (shown.next_attempt_at) line('next attempt:', shown.next_attempt_at)
+    line('webhook:', shown.webhook_scheduling ? shown.webhook_id : `${shown.webhook_id} (deleted)`)
+    if (shown.webhook_scheduling) {
+      line('breaker:', breakerText(shown.webhook_scheduling.breaker))
+      line('in flight:', `${shown.webhook_scheduling.in_flight} of ${shown.webhook_scheduling.max_in_flight}`)
+    }
+    line('event:', `${shown.event_type ?? '-'} ${shown.event_id}`)
+    line('lead:', shown.lead_id ?? '-')
+    if (shown.last_error) line('last error:', shown.last_error)
     for (const attempt of shown.attempts) {
-      this.log(`  #${attempt.attempt} ${attempt.started_at} ${attempt.status_code ?? attempt.error} ${attempt.duration_ms}ms ${attempt.outcome}`)
-      if (attempt.response_snippet) this.log(`     ${attempt.response_snippet}`)
+      line(`  #${attempt.attempt}`, `${attempt.started_at} ${attempt.duration_ms}ms ${attempt.outcome} ${attempt.status_code ?? attempt.error}`)
+      if (attempt.response_snippet) line('', attempt.response_snippet)
     }
     // What each attempt sent as the body's lead (signed afresh each time, with its own delivered_at).
     this.log(`payload (lead):\n${terminalSafeLines(JSON.stringify(delivery.payload, null, 2))}`)

@@ -1,3 +1,5 @@
+import wrapAnsi from 'wrap-ansi'
+
 import type {DeliveryState} from '../deliveries/delivery-state.js'
 import type {BreakerReport, SchedulingReport, WebhookInspection} from '../webhooks/webhook-report.js'
 
@@ -62,10 +64,25 @@ export function capText(cap: number, override?: number | null): string {
   return override === null ? `${cap} (default cap)` : `${cap} (cap set by an operator)`
 }
 
-/** Where a delivery stands in words, with what the state means while it is not ended and when it goes next. */
-export function stateLine(state: DeliveryState, nextAttemptAt: string | null): string {
+/** Where a delivery stands in words, with what the state means while it is not ended. */
+export function stateLine(state: DeliveryState): string {
   const meaning = UNENDED_MEANINGS[state]
-  return `${state}${meaning ? ` (${meaning})` : ''}${nextAttemptAt ? `, next attempt ${nextAttemptAt}` : ''}`
+  return meaning ? `${state} (${meaning})` : state
+}
+
+/** Room for the longest label of a labeled line (`next attempt:`) and a space. */
+const LABEL_WIDTH = 14
+
+/**
+ * `text` after its label, wrapped at spaces to `width` columns; the lines after the first start
+ * under the first one's text. A word longer than the room left (a URL) is cut where the line ends.
+ */
+export function labeledLines(label: string, text: string, width: number): string {
+  const room = Math.max(width - LABEL_WIDTH, 20)
+  return wrapAnsi(text, room, {hard: true, trim: true})
+    .split('\n')
+    .map((part, index) => `${(index === 0 ? label : '').padEnd(LABEL_WIDTH)}${part}`.trimEnd())
+    .join('\n')
 }
 
 const UNENDED_MEANINGS: Partial<Record<DeliveryState, string>> = {

@@ -14,6 +14,11 @@ import {openTestDb} from '../helpers/test-db.js'
 
 const publicLookup = async () => [{address: '93.184.216.34', family: 4 as const}]
 const iso = (ms: number) => new Date(ms).toISOString()
+
+/** Every line `deliveries show` writes above the payload (the lead's JSON, as sent) within 80 columns. */
+function expectWithin80Columns(stdout: string): void {
+  for (const line of stdout.slice(0, stdout.indexOf('payload (lead):')).split('\n')) expect(line.length, line).to.be.at.most(80)
+}
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007]*\u0007|\u001b[()][A-Z0-9]|\u001b[=>78]/g
 
 interface DeliverySetup {
@@ -125,8 +130,16 @@ describe('delivery state commands', function () {
 
         const text = await runCli(['deliveries', 'show', backingOff], env)
         expect(text.code, text.stderr).to.equal(0)
-        expect(text.stdout).to.include(`state:        backing_off (an attempt failed; the next one is scheduled), next attempt ${iso(retryAt)}\n`)
-        expect(text.stdout).to.include(`\n              breaker closed · 1 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`)
+        expect(text.stdout).to.include(
+          [
+            `state:        backing_off (an attempt failed; the next one is scheduled)`,
+            `next attempt: ${iso(retryAt)}`,
+            `webhook:      ${webhook.id}`,
+            `breaker:      closed`,
+            `in flight:    1 of ${DEFAULT_MAX_IN_FLIGHT}`,
+          ].join('\n'),
+        )
+        expectWithin80Columns(text.stdout)
       })
 
       it("says a delivery is held while its webhook's breaker is open, until the probe", async function () {
@@ -140,12 +153,19 @@ describe('delivery state commands', function () {
         expect(json).to.include({status: 'pending', state: 'held', next_attempt_at: iso(probeAt)})
         expect(json.webhook_scheduling.breaker).to.deep.equal({state: 'open', until: iso(probeAt), opened_at: iso(openedAt)})
         const text = await runCli(['deliveries', 'show', held], env)
+        // The longest state and breaker, wrapped to fit 80 columns under their labels.
         expect(text.stdout).to.include(
-          `state:        held (its webhook's circuit breaker is open: nothing is sent until the probe), next attempt ${iso(probeAt)}\n`,
+          [
+            `state:        held (its webhook's circuit breaker is open: nothing is sent until`,
+            `              the probe)`,
+            `next attempt: ${iso(probeAt)}`,
+            `webhook:      ${webhook.id}`,
+            `breaker:      open until ${iso(probeAt)} (opened`,
+            `              ${iso(openedAt)}), then one probe`,
+            `in flight:    0 of ${DEFAULT_MAX_IN_FLIGHT}`,
+          ].join('\n'),
         )
-        expect(text.stdout).to.include(
-          `\n              breaker open until ${iso(probeAt)} (opened ${iso(openedAt)}), then one probe · 0 of ${DEFAULT_MAX_IN_FLIGHT} in flight\n`,
-        )
+        expectWithin80Columns(text.stdout)
       })
     })
 

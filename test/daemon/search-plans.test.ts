@@ -131,7 +131,7 @@ describe('search plans', function () {
       })
     }
 
-    it('answers a search past its statement time limit with a 400 that says how to narrow it, and keeps serving', async function () {
+    it('answers a search or a deep offset page past its statement time limit with a 400 that says how to narrow it, and keeps serving', async function () {
       const limited = await startTestDaemon(backend, {}, {LEADS_STATEMENT_TIMEOUT_MS: '1'})
       try {
         const crowd = await newTenant(limited.services, undefined, {roomy: true})
@@ -152,6 +152,14 @@ describe('search plans', function () {
             'search matches too many leads to answer within 0.001 s: narrow it with a longer or rarer word (a surname, the beginning of an email) or add a filter (status, stageId, lead_line, created_since, updated_since)',
           )
         }
+        // An offset page reads every lead before it: past the limit, the way on is a cursor. No
+        // filter, so the total comes from the kept counts and only the page runs out of time.
+        const deep = await ask('offset=19000&limit=10')
+        expect(deep.status, deep.text).to.equal(400)
+        expect(deep.body.error).to.include({type: 'invalid_request_error', param: 'offset'})
+        expect(deep.body.error.message).to.equal(
+          "this page takes longer than 0.001 s to answer: an offset page reads every lead before it, so page this deep with cursor (each page's next_cursor costs the same at any depth)",
+        )
         const created = await limited.request(LEADS, {
           method: 'POST',
           token: crowd.token,
