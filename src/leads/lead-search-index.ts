@@ -158,20 +158,21 @@ type SearchedLead = {
  * Inserts the word rows of one customer's leads from a JSON array (the second binding; the
  * customer is the first) with one array per lead: its id, status, stage_id, its words each after
  * a space (the `words` column), the words (one row each) and, when it has one, its lead_line.
- * Arrays rather than objects: MariaDB reads a member by position faster than by name.
+ * Arrays rather than objects: MariaDB reads a member by position faster than by name. The alias
+ * is not `lead`, a reserved word of MySQL 8 (the window function LEAD).
  */
 function wordRowsSql(db: Db): string {
   const insert = 'INSERT INTO `lead_search_words` (`customer_id`, `word`, `lead_id`, `status`, `stage_id`, `lead_line`, `words`)'
   if (!isMysql(db)) {
-    const members = [0, 1, 2, 5, 3].map((position) => `lead.value ->> '$[${position}]'`).join(', ')
-    return `${insert} SELECT ?, word.value, ${members} FROM json_each(?) AS lead, json_each(lead.value, '$[4]') AS word`
+    const members = [0, 1, 2, 5, 3].map((position) => `entry.value ->> '$[${position}]'`).join(', ')
+    return `${insert} SELECT ?, word.value, ${members} FROM json_each(?) AS entry, json_each(entry.value, '$[4]') AS word`
   }
   // The widths of the table's columns; ids and filter values are at most a UUID long.
   const text = (name: string, length: number, position: number) => `${name} VARCHAR(${length}) PATH '$[${position}]'`
   const columns = [text('lead_id', 36, 0), text('status', 36, 1), text('stage_id', 36, 2), text('words', LEAD_WORDS_MAX_LENGTH, 3), text('lead_line', 36, 5)]
   return (
-    `${insert} SELECT ?, lead.word, lead.lead_id, lead.status, lead.stage_id, lead.lead_line, lead.words FROM JSON_TABLE(?, '$[*]' COLUMNS (` +
-    `${columns.join(', ')}, NESTED PATH '$[4][*]' COLUMNS (word VARCHAR(${WORD_MAX_LENGTH}) PATH '$'))) AS lead`
+    `${insert} SELECT ?, entry.word, entry.lead_id, entry.status, entry.stage_id, entry.lead_line, entry.words FROM JSON_TABLE(?, '$[*]' COLUMNS (` +
+    `${columns.join(', ')}, NESTED PATH '$[4][*]' COLUMNS (word VARCHAR(${WORD_MAX_LENGTH}) PATH '$'))) AS entry`
   )
 }
 
