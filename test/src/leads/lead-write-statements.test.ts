@@ -66,7 +66,7 @@ describe('LeadWriteStatements', function () {
       const leadsIn = (statements: Statement[]) =>
         statements.reduce((sum, statement) => sum + (JSON.parse(String(statement.bindings[1])) as unknown[]).length, 0)
       expect(inserted(500)).to.have.length(1)
-      const many = backend.name === 'mysql' ? Math.ceil(statementBudget(db) / 300) : 20_000
+      const many = backend.name === 'mysql' ? Math.ceil(statementBudget(db) / 300) : 2_000
       const statements = inserted(many)
       expect(leadsIn(statements)).to.equal(many)
       if (backend.name === 'sqlite') return expect(statements).to.have.length(1)
