@@ -42,39 +42,42 @@ export class LeadSearchIndex {
   }
 
   /**
-   * The statements that insert the word rows of `leads`, one per customer (or more when its leads
-   * would not fit in statementBudget): the leads' filters and words go as one JSON document,
-   * which the database turns into one row per word (wordRowsSql). Written as a multi-row INSERT,
-   * each row would repeat its lead's id, filters and words, and MariaDB's time to read the
-   * statement grows with its text (docs/design.md, "Search words go as one JSON document").
+   * The statements that insert the word rows of `leads`, one per customer and filter values
+   * (status, stage_id, lead_line: a bulk's leads usually share them), or more when its leads would
+   * not fit in statementBudget. The filter values are bindings; each lead's id and words go in one
+   * JSON document, which the database turns into one row per word (wordRowsSql). Written as a
+   * multi-row INSERT, each row would repeat its lead's id, filters and words, and MariaDB's time
+   * to read the statement grows with its text; read from the document, a lead's members are read
+   * again for each of its words (docs/design.md, "Search words go as one JSON document").
    */
   private insertWords(leads: readonly SearchedLead[]): Statement[] {
     const sql = wordRowsSql(this.db)
     const budget = statementBudget(this.db)
-    const byCustomer = new Map<string, SearchedLead[]>()
+    const groups = new Map<string, SearchedLead[]>()
     for (const lead of leads) {
-      const group = byCustomer.get(lead.customerId)
+      const key = JSON.stringify([lead.customerId, lead.status, lead.stageId, lead.leadLine])
+      const group = groups.get(key)
       if (group) group.push(lead)
-      else byCustomer.set(lead.customerId, [lead])
+      else groups.set(key, [lead])
     }
     const statements: Statement[] = []
-    for (const [customerId, ofCustomer] of byCustomer) {
+    for (const group of groups.values()) {
+      const {customerId, status, stageId, leadLine} = group[0]!
+      const bindingsOf = (document: string) => [customerId, status, stageId, leadLine, document]
       // Counted as statementBytes counts the statement: each lead's part and its comma, escaped.
-      const empty = statementBytes({sql, bindings: [customerId, '[]']})
+      const empty = statementBytes({sql, bindings: bindingsOf('[]')})
       let parts: string[] = []
       let bytes = empty
       const flush = () => {
-        if (parts.length > 0) statements.push({sql, bindings: [customerId, `[${parts.join(',')}]`]})
+        if (parts.length > 0) statements.push({sql, bindings: bindingsOf(`[${parts.join(',')}]`)})
         parts = []
         bytes = empty
       }
-      for (const lead of ofCustomer) {
+      for (const lead of group) {
         const words = leadWords(lead)
         // A lead without words has no rows (JSON_TABLE would give it one, with no word).
         if (words.length === 0) continue
-        const wordsText = words.map((word) => ` ${word}`).join('')
-        // lead_line last, left out when null: a missing member is NULL in JSON_TABLE and json_each alike.
-        const part = JSON.stringify([lead.id, lead.status, lead.stageId, wordsText, words, ...(lead.leadLine === null ? [] : [lead.leadLine])])
+        const part = JSON.stringify([lead.id, words.map((word) => ` ${word}`).join(''), words])
         const size = escapedBytes(part) + 2
         if (bytes + size > budget) flush()
         parts.push(part)
@@ -155,24 +158,21 @@ type SearchedLead = {
   leadLine: string | null
 }
 /**
- * Inserts the word rows of one customer's leads from a JSON array (the second binding; the
- * customer is the first) with one array per lead: its id, status, stage_id, its words each after
- * a space (the `words` column), the words (one row each) and, when it has one, its lead_line.
+ * Inserts the word rows of leads sharing a customer and filter values (the first four bindings:
+ * customer, status, stage_id, lead_line) from a JSON array (the fifth) with one array per lead:
+ * its id, its words each after a space (the `words` column) and the words (one row each).
  * Arrays rather than objects: MariaDB reads a member by position faster than by name. The alias
  * is not `lead`, a reserved word of MySQL 8 (the window function LEAD).
  */
 function wordRowsSql(db: Db): string {
-  const insert = 'INSERT INTO `lead_search_words` (`customer_id`, `word`, `lead_id`, `status`, `stage_id`, `lead_line`, `words`)'
+  const insert = 'INSERT INTO `lead_search_words` (`customer_id`, `status`, `stage_id`, `lead_line`, `word`, `lead_id`, `words`)'
   if (!isMysql(db)) {
-    const members = [0, 1, 2, 5, 3].map((position) => `entry.value ->> '$[${position}]'`).join(', ')
-    return `${insert} SELECT ?, word.value, ${members} FROM json_each(?) AS entry, json_each(entry.value, '$[4]') AS word`
+    return `${insert} SELECT ?, ?, ?, ?, word.value, entry.value ->> '$[0]', entry.value ->> '$[1]' FROM json_each(?) AS entry, json_each(entry.value, '$[2]') AS word`
   }
-  // The widths of the table's columns; ids and filter values are at most a UUID long.
-  const text = (name: string, length: number, position: number) => `${name} VARCHAR(${length}) PATH '$[${position}]'`
-  const columns = [text('lead_id', 36, 0), text('status', 36, 1), text('stage_id', 36, 2), text('words', LEAD_WORDS_MAX_LENGTH, 3), text('lead_line', 36, 5)]
   return (
-    `${insert} SELECT ?, entry.word, entry.lead_id, entry.status, entry.stage_id, entry.lead_line, entry.words FROM JSON_TABLE(?, '$[*]' COLUMNS (` +
-    `${columns.join(', ')}, NESTED PATH '$[4][*]' COLUMNS (word VARCHAR(${WORD_MAX_LENGTH}) PATH '$'))) AS entry`
+    `${insert} SELECT ?, ?, ?, ?, entry.word, entry.lead_id, entry.words FROM JSON_TABLE(?, '$[*]' COLUMNS (` +
+    `lead_id VARCHAR(36) PATH '$[0]', words VARCHAR(${LEAD_WORDS_MAX_LENGTH}) PATH '$[1]', ` +
+    `NESTED PATH '$[2][*]' COLUMNS (word VARCHAR(${WORD_MAX_LENGTH}) PATH '$'))) AS entry`
   )
 }
 

@@ -71,6 +71,38 @@ describe('search with filters', function () {
       expect(await find(`search=ada&stageId=${second!.id}&lead_line=seller`)).to.deep.equal(['Ada Stagey'])
     })
 
+    it('gives each lead of one bulk its own filters when their stages and lead lines differ', async function () {
+      const [first, second] = tenant.stages
+      const leads = [
+        {contact_name: 'Mixta Plain'},
+        {contact_name: 'Mixta Staged', stage_slug: second!.slug},
+        {contact_name: 'Mixta Buyer', custom_fields: {lead_line: 'buyer'}},
+        {contact_name: 'Mixta Staged Seller', stage_slug: second!.slug, custom_fields: {lead_line: 'seller'}},
+        {contact_name: 'Mixta Other Plain'},
+      ]
+      const bulk = await postJson(daemon, tenant, `${LEADS}/bulk`, {leads})
+      expect(bulk.status, JSON.stringify(bulk.body)).to.equal(200)
+      expect(bulk.body.results.map((row: {status: string}) => row.status)).to.deep.equal(leads.map(() => 'created'))
+      expect(await find(`search=mixta&stageId=${first!.id}`)).to.deep.equal(['Mixta Buyer', 'Mixta Other Plain', 'Mixta Plain'])
+      expect(await find(`search=mixta&stageId=${second!.id}`)).to.deep.equal(['Mixta Staged', 'Mixta Staged Seller'])
+      expect(await find(`search=mixta&stageId=${first!.id}&lead_line=buyer`)).to.deep.equal(['Mixta Buyer'])
+      expect(await find(`search=mixta%20sel&stageId=${second!.id}&lead_line=seller`)).to.deep.equal(['Mixta Staged Seller'])
+      expect(await find(`search=mixta%20plain&stageId=${first!.id}`)).to.deep.equal(['Mixta Other Plain', 'Mixta Plain'])
+    })
+
+    it('gives each lead written in one statement its own status', async function () {
+      await insertLeads(daemon.db, [
+        leadRecord(tenant, {contactName: 'Statia Active'}),
+        leadRecord(tenant, {contactName: 'Statia Won', status: 'won'}),
+        leadRecord(tenant, {contactName: 'Statia Lost', status: 'lost', leadLine: 'buyer'}),
+        leadRecord(tenant, {contactName: 'Statia Also Won', status: 'won'}),
+      ])
+      expect(await find('search=statia&status=active')).to.deep.equal(['Statia Active'])
+      expect(await find('search=statia&status=won')).to.deep.equal(['Statia Also Won', 'Statia Won'])
+      expect(await find('search=statia&status=lost&lead_line=buyer')).to.deep.equal(['Statia Lost'])
+      expect(await find('search=statia%20al&status=won')).to.deep.equal(['Statia Also Won'])
+    })
+
     it('follows a change of status written by the store, and counts with the time filters too', async function () {
       const lead = leadRecord(tenant, {contactName: 'Linus Statusy', contactEmail: 'linus.statusy@example.org'})
       await insertLeads(daemon.db, [lead])
