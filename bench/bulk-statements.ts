@@ -1,5 +1,6 @@
 /**
- * Where a bulk request of 500 new leads spends the database's time, statement by statement, for
+ * Where a bulk request of 500 new leads (or, with --single, a lone create of one new lead, no
+ * Idempotency-Key) spends the database's time, statement by statement, for
  * one or two builds: the server's own execution time of each statement (MariaDB's slow query log
  * with long_query_time 0, into mysql.slow_log) beside each request's time through the API. It
  * tells a bulk made slower by what it writes (wider rows, more of them) from one made slower in
@@ -9,29 +10,35 @@
  * Run (each checkout built; the older build given this checkout's migrations, or a database of its
  * own in its settings, as in compare-builds.ts):
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
- *     node dist/bench/bulk-statements.js [<checkout A> [<checkout B>]]
+ *     node dist/bench/bulk-statements.js [--single] [<checkout A> [<checkout B>]]
  * It switches the server's slow query log on for the run and back as it was (it needs a user
  * allowed to SET GLOBAL). The figures go to bench/results/bulk-statements-<ISO 8601 basic time>.json.
  */
+
+import {parseArgs} from 'node:util'
 
 import mysql from 'mysql2/promise'
 
 import {buildTenant} from './build-tenant.js'
 import {checkoutSpec, type DaemonProcess, spawnDaemon} from './daemon-process.js'
 import {LoadConnection} from './http-load.js'
-import {NewPeopleBulks} from './new-people-bulk.js'
+import {NewPeopleBulks, NewPeopleCreates} from './new-people-bulk.js'
 import {databasePid, processCpuMs} from './process-cpu.js'
 import {median} from './push-floor.js'
 import {checkoutCommit, writeResults} from './results-file.js'
 
 const ROUNDS = 6
-const PER_TURN = 5
-const WARMUP = 10
 
+const {values: flags, positionals} = parseArgs({allowPositionals: true, options: {single: {type: 'boolean', default: false}}})
+/** Requests per build's turn, and untimed ones first: a lone create takes a hundredth of a bulk's time. */
+const PER_TURN = flags.single ? 100 : 5
+const WARMUP = flags.single ? 200 : 10
 const mysqlUrl = process.env['LEADS_BENCH_MYSQL_URL']
-const specs = (process.argv.length > 2 ? process.argv.slice(2) : ['.']).map(checkoutSpec)
+const specs = (positionals.length > 0 ? positionals : ['.']).map(checkoutSpec)
 if (!mysqlUrl || specs.length > 2) {
-  console.error('usage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/bulk-statements.js [<checkout A> [<checkout B>]]')
+  console.error(
+    'usage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/bulk-statements.js [--single] [<checkout A> [<checkout B>]]',
+  )
   process.exit(2)
 }
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
@@ -49,7 +56,7 @@ interface Build {
   label: string
   daemon: DaemonProcess
   connection: LoadConnection
-  bulkRequests: NewPeopleBulks
+  requests: NewPeopleBulks | NewPeopleCreates
   requestsMs: number[]
   /** Server time per statement kind, summed over the build's timed requests. */
   statementMs: Map<string, number>
@@ -82,14 +89,15 @@ try {
     const {headers} = await buildTenant(root, {...env, ...settings}, 'bench bulk statements')
     const daemon = await spawnDaemon({...env, ...settings}, 'api', undefined, root)
     const connection = await LoadConnection.open(daemon.url)
-    builds.push({label, daemon, connection, bulkRequests: new NewPeopleBulks(headers), requestsMs: [], statementMs: new Map(), cpuMs: {daemon: 0, database: 0}})
+    const requests = flags.single ? new NewPeopleCreates(headers) : new NewPeopleBulks(headers)
+    builds.push({label, daemon, connection, requests, requestsMs: [], statementMs: new Map(), cpuMs: {daemon: 0, database: 0}})
   }
-  for (const build of builds) for (let i = 0; i < WARMUP; i++) await build.bulkRequests.send(build.connection)
+  for (const build of builds) for (let i = 0; i < WARMUP; i++) await build.requests.send(build.connection)
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
       await admin.query('TRUNCATE mysql.slow_log')
       const cpuBefore = cpuNow(build)
-      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await build.bulkRequests.send(build.connection))
+      for (let i = 0; i < PER_TURN; i++) build.requestsMs.push(await build.requests.send(build.connection))
       const cpuAfter = cpuNow(build)
       build.cpuMs.daemon += cpuAfter.daemon - cpuBefore.daemon
       build.cpuMs.database += cpuAfter.database - cpuBefore.database
@@ -119,7 +127,7 @@ const figures = builds.map((build) => ({
   database_cpu_ms_per_request: serverPid === null ? null : build.cpuMs.database / requests,
 }))
 console.log(
-  `Bulk requests of 500 new leads (MariaDB${redisUrl ? ' + Redis' : ''}), ${requests} per build after ${WARMUP} untimed, builds taking turns of ${PER_TURN}`,
+  `${flags.single ? 'Single creates of one new lead, no key' : 'Bulk requests of 500 new leads'} (MariaDB${redisUrl ? ' + Redis' : ''}), ${requests} per build after ${WARMUP} untimed, builds taking turns of ${PER_TURN}`,
 )
 for (const build of figures) {
   console.log(
@@ -131,7 +139,14 @@ const file = writeResults('bulk-statements', startedAt, {
   bench: 'bench/bulk-statements.ts',
   command: `node dist/bench/bulk-statements.js ${process.argv.slice(2).join(' ')}`.trim(),
   started_at: startedAt.toISOString(),
-  settings: {rounds: ROUNDS, requests_per_turn: PER_TURN, warmup_requests: WARMUP, rows_per_request: 500, redis: Boolean(redisUrl)},
+  settings: {
+    single: flags.single,
+    rounds: ROUNDS,
+    requests_per_turn: PER_TURN,
+    warmup_requests: WARMUP,
+    rows_per_request: flags.single ? 1 : 500,
+    redis: Boolean(redisUrl),
+  },
   builds: figures,
 })
 console.log(`results: ${file}`)
