@@ -22,6 +22,8 @@
  *   LEADS_BENCH_MYSQL_URL=mysql://root@127.0.0.1:3306/leads_bench LEADS_BENCH_REDIS_URL=redis://127.0.0.1:6379/14 \
  *     node dist/bench/push-wrk.js [--rounds 6] [--seconds 5] [--warmup 5] [--unkeyed] [<checkout A> [<checkout B>]]
  * A quick check that it works end to end: --rounds 2 --seconds 1 --warmup 1.
+ * --phases splits each c=1 request on the wire into its time before the database, in it and after
+ * it (bench/wire-phases.ts: tcpdump, as root), to tell a build's own code from its statements.
  * The figures go to bench/results/push-wrk-<ISO 8601 basic time>.json. An older build runs on
  * this checkout's schema, or on a database of its own named in its settings, as in
  * compare-builds.ts.
@@ -42,6 +44,7 @@ import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
 import {databasePid, meterCpu} from './process-cpu.js'
 import type {FloorReport, FloorRequest} from './push-floor-server.js'
 import {checkoutCommit, writeResults} from './results-file.js'
+import {captureWire, type WirePhases, wireCaptureProblem} from './wire-phases.js'
 
 const WRK = '/usr/bin/wrk'
 const SCRIPT = path.join(ROOT, 'bench/wrk/create.lua')
@@ -63,7 +66,7 @@ const MAX_BURSTS = 1000
 
 const usage = (problem: string): never => {
   console.error(
-    `${problem}\nusage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/push-wrk.js [--rounds N] [--seconds S] [--warmup S] [<checkout A>[,VAR=value…] [<checkout B>[,VAR=value…]]]`,
+    `${problem}\nusage: LEADS_BENCH_MYSQL_URL=mysql://… [LEADS_BENCH_REDIS_URL=redis://…] node dist/bench/push-wrk.js [--rounds N] [--seconds S] [--warmup S] [--unkeyed] [--phases] [<checkout A>[,VAR=value…] [<checkout B>[,VAR=value…]]]`,
   )
   process.exit(2)
 }
@@ -74,6 +77,7 @@ const {values: flags, positionals} = parseArgs({
     seconds: {type: 'string', default: '5'},
     warmup: {type: 'string', default: '5'},
     unkeyed: {type: 'boolean', default: false},
+    phases: {type: 'boolean', default: false},
   },
 })
 const wholeNumber = (name: keyof typeof flags): number => {
@@ -89,6 +93,10 @@ if (!mysqlUrl) usage('LEADS_BENCH_MYSQL_URL is not set')
 if (specs.length > 2) usage('at most two checkouts')
 if ((1 + specs.length) * CONCURRENCIES.length * (ROUNDS + 1) > MAX_BURSTS) usage(`more than ${MAX_BURSTS} bursts`)
 if (!fs.existsSync(WRK)) usage(`no wrk at ${WRK}: apt-get install -y wrk`)
+if (flags.phases) {
+  const problem = wireCaptureProblem()
+  if (problem) usage(`--phases: ${problem}`)
+}
 const redisUrl = process.env['LEADS_BENCH_REDIS_URL']
 const env = {LEADS_MASTER_KEY: 'cd'.repeat(32), LEADS_DATABASE_URL: mysqlUrl!, ...(redisUrl ? {LEADS_REDIS_URL: redisUrl} : {})}
 
@@ -208,10 +216,13 @@ interface Burst {
   cpu_ms: {target: number | null; database: number | null}
   /** The floor only: requests that found its stock of built rows empty. */
   floor_rows_built_on_demand?: number
+  /** With --phases, at c=1: each request split at its packets (bench/wire-phases.ts). */
+  wire_phases?: WirePhases | null
 }
 
 const startedAt = new Date()
 const database = databasePid()
+const databasePort = Number(new URL(mysqlUrl!).port || 3306)
 const bursts: Burst[] = []
 const floorServer = await spawnFloorServer(mysqlUrl!)
 const daemons: DaemonProcess[] = []
@@ -231,9 +242,11 @@ try {
     const fastest = Math.max(0, ...bursts.filter((b) => b.target === 'floor').map((b) => b.per_second))
     const before = await target.floor?.stockUp(Math.ceil(STOCK_MARGIN * fastest * seconds))
     const steal = cpuTimes()
+    const capture = flags.phases && concurrency === 1 ? await captureWire(Number(new URL(target.url).port), databasePort) : null
     const cpu = meterCpu({target: target.pid, database})
     const result = await wrk(target, concurrency, seconds, bursts.length)
     const [targetCpu, databaseCpu] = cpu.stop().processes
+    const wirePhases = await capture?.stop()
     const after = await target.floor?.stockUp(0)
     bursts.push({
       target: target.label,
@@ -246,6 +259,7 @@ try {
       steal_percent: stealPercent(steal, cpuTimes()),
       cpu_ms: {target: targetCpu!.cpuMs, database: databaseCpu!.cpuMs},
       ...(before && after ? {floor_rows_built_on_demand: after.builtOnDemand - before.builtOnDemand} : {}),
+      ...(capture ? {wire_phases: wirePhases} : {}),
     })
   }
   for (const concurrency of CONCURRENCIES) {
@@ -283,8 +297,21 @@ const summaries = targets.map(({label}) => ({
     target: median(timed(label, 16).map((burst) => (1000 * (burst.cpu_ms.target ?? NaN)) / burst.requests)),
     database: median(timed(label, 16).map((burst) => (1000 * (burst.cpu_ms.database ?? NaN)) / burst.requests)),
   },
+  ...(flags.phases ? {c1_wire_phases_us: wirePhasesOverRounds(label)} : {}),
   ...(label === 'floor' ? {} : {c16_percent_of_floor: 100 * overRounds(label, 'floor', 16, rate), c1_p50_over_floor: overRounds(label, 'floor', 1, p50)}),
 }))
+const WIRE_PHASES = [
+  ['before_database', 'before the database (wire)'],
+  ['database', 'in the database (wire)'],
+  ['after_database', 'after the database (wire)'],
+  ['total', 'in all (wire)'],
+] as const
+/** Each phase's median over a target's timed c=1 bursts. */
+function wirePhasesOverRounds(label: string) {
+  const phases = timed(label, 1).flatMap((burst) => (burst.wire_phases ? [burst.wire_phases] : []))
+  const over = (phase: keyof WirePhases) => (phases.length === 0 ? undefined : median(phases.map((one) => one[phase])))
+  return {before_database: over('before_database_us'), database: over('database_us'), after_database: over('after_database_us'), total: over('total_us')}
+}
 const bAgainstA = specs.length === 2 ? {c16_rate: overRounds('B', 'A', 16, rate), c1_p50: overRounds('B', 'A', 1, p50)} : null
 const steal = stealPercent(cpuAtStart, cpuAtEnd)
 const floorShort = bursts.filter((burst) => burst.round !== 'warm-up' && (burst.floor_rows_built_on_demand ?? 0) > 0).length
@@ -306,6 +333,7 @@ const result = {
     database: 'MariaDB',
     redis: Boolean(redisUrl),
     role: 'api',
+    wire_phases: flags.phases,
   },
   bars: {c16_percent_of_floor_at_least: BARS.c16PercentOfFloor, c1_p50_over_floor_at_most: BARS.c1MedianOverFloor},
   summary: summaries,
@@ -328,6 +356,9 @@ const rows = [
   ['c=1 median over the floor, median of rounds', ...summaries.map((summary) => fixed(summary.c1_p50_over_floor, 2, 'x')), `<= ${BARS.c1MedianOverFloor}x`],
   ['c=16 CPU µs per request: answering process', ...summaries.map((summary) => fixed(summary.c16_cpu_us_per_request.target, 0)), ''],
   ['c=16 CPU µs per request: database', ...summaries.map((summary) => fixed(summary.c16_cpu_us_per_request.database, 0)), ''],
+  ...(flags.phases
+    ? WIRE_PHASES.map(([phase, name]) => [`c=1 µs ${name}, median of rounds`, ...summaries.map((summary) => fixed(summary.c1_wire_phases_us?.[phase], 0)), ''])
+    : []),
 ]
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
 for (const row of rows) console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
