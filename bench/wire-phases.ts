@@ -11,7 +11,7 @@
  * the right to capture (root, or CAP_NET_RAW); packets of other clients of the database during the
  * burst are told apart by their connection.
  */
-import {execFile, spawn} from 'node:child_process'
+import {execFile, spawn, spawnSync} from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -33,10 +33,14 @@ export interface WireCapture {
   stop(): Promise<WirePhases | null>
 }
 
-/** Why wire phases cannot be measured here, or null when they can. */
+/**
+ * Why wire phases cannot be measured here, or null when they can: tcpdump is started on loopback
+ * for a moment, and one that is missing or may not capture says so at once.
+ */
 export function wireCaptureProblem(): string | null {
   if (!fs.existsSync(TCPDUMP)) return `no tcpdump at ${TCPDUMP}: apt-get install -y tcpdump`
-  if (process.getuid?.() !== 0) return 'capturing packets needs root'
+  const trial = spawnSync(TCPDUMP, ['-i', 'lo', '-c', '1', '-w', os.devNull, 'tcp port 1'], {timeout: 1000, encoding: 'utf8'})
+  if (trial.status !== null && trial.status !== 0) return `tcpdump cannot capture on lo (root or CAP_NET_RAW): ${trial.stderr.trim().split('\n').at(-1)}`
   return null
 }
 
