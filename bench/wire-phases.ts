@@ -6,8 +6,9 @@
  *   - in the database: from there to the database's last byte before the answer (with several
  *     round trips, the answering process's work between them counts here too);
  *   - after the database: from there to the answer's first byte.
- * Nothing is added to the processes measured, and a build and the floor are split alike, so it
- * tells time spent in the daemon's own code from time spent in its statements. Needs tcpdump and
+ * Nothing is added to the processes measured (tcpdump runs beside them, for every target alike),
+ * and a build and the floor are split alike, so it tells time spent in the daemon's own code from
+ * time spent in its statements. Needs tcpdump and
  * the right to capture (root, or CAP_NET_RAW); packets of other clients of the database during the
  * burst are told apart by their connection.
  */
