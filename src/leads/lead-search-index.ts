@@ -1,7 +1,7 @@
 import type {CustomersStore} from '../customers/customers-store.js'
 import {type Db, isMysql, statementBudget} from '../db/knex.js'
 import {inTransaction} from '../db/transaction.js'
-import {compile, escapedBytes, runEach, type Statement, statementBytes} from '../db/statements.js'
+import {compile, escapedBytes, insertChunks, runEach, type Statement, statementBytes} from '../db/statements.js'
 import {LEAD_WORDS_MAX_LENGTH, leadWords, WORD_MAX_LENGTH} from './lead-search-terms.js'
 import type {LeadRecord, LeadWrite} from './lead-types.js'
 
@@ -42,17 +42,12 @@ export class LeadSearchIndex {
   }
 
   /**
-   * The statements that insert the word rows of `leads`, one per customer and filter values
-   * (status, stage_id, lead_line: a bulk's leads usually share them), or more when its leads would
-   * not fit in statementBudget. The filter values are bindings; each lead's id and words go in one
-   * JSON document, which the database turns into one row per word (wordRowsSql). Written as a
-   * multi-row INSERT, each row would repeat its lead's id, filters and words, and MariaDB's time
-   * to read the statement grows with its text; read from the document, a lead's members are read
-   * again for each of its words (docs/design.md, "Search words go as one JSON document").
+   * The statements that insert the word rows of `leads`, grouped by customer and filter values
+   * (status, stage_id, lead_line: a bulk's leads usually share them). A lead alone in its group
+   * goes as plain rows (wordRows); several go as one JSON document (wordDocuments), which the
+   * database turns into one row per word (docs/design.md, "Search words go as one JSON document").
    */
   private insertWords(leads: readonly SearchedLead[]): Statement[] {
-    const sql = wordRowsSql(this.db)
-    const budget = statementBudget(this.db)
     const groups = new Map<string, SearchedLead[]>()
     for (const lead of leads) {
       const key = JSON.stringify([lead.customerId, lead.status, lead.stageId, lead.leadLine])
@@ -60,31 +55,61 @@ export class LeadSearchIndex {
       if (group) group.push(lead)
       else groups.set(key, [lead])
     }
+    return [...groups.values()].flatMap((group) => (group.length === 1 ? this.wordRows(group[0]!) : this.wordDocuments(group)))
+  }
+
+  /**
+   * One lead's word rows as a multi-row INSERT: for a lone create, the table function costs the
+   * database more than the few rows it saves writing out.
+   */
+  private wordRows(lead: SearchedLead): Statement[] {
+    const words = leadWords(lead)
+    const text = wordsText(words)
+    const rows = words.map((word) => ({
+      customer_id: lead.customerId,
+      status: lead.status,
+      stage_id: lead.stageId,
+      lead_line: lead.leadLine,
+      word,
+      lead_id: lead.id,
+      words: text,
+    }))
+    return rows.length === 0 ? [] : insertChunks(this.db, 'lead_search_words', rows)
+  }
+
+  /**
+   * The word rows of leads sharing a customer and filter values, in as few statements as fit in
+   * statementBudget: the filter values are bindings, and each lead's id and words go in one JSON
+   * document (wordRowsSql). Written as a multi-row INSERT, each row would repeat its lead's id,
+   * filters and words, and MariaDB's time to read the statement grows with its text; read from
+   * the document, a lead's members are read again for each of its words.
+   */
+  private wordDocuments(group: readonly SearchedLead[]): Statement[] {
+    const sql = wordRowsSql(this.db)
+    const budget = statementBudget(this.db)
+    const {customerId, status, stageId, leadLine} = group[0]!
+    const bindingsOf = (document: string) => [customerId, status, stageId, leadLine, document]
+    // Counted as statementBytes counts the statement: each lead's part and its comma, escaped.
+    const empty = statementBytes({sql, bindings: bindingsOf('[]')})
     const statements: Statement[] = []
-    for (const group of groups.values()) {
-      const {customerId, status, stageId, leadLine} = group[0]!
-      const bindingsOf = (document: string) => [customerId, status, stageId, leadLine, document]
-      // Counted as statementBytes counts the statement: each lead's part and its comma, escaped.
-      const empty = statementBytes({sql, bindings: bindingsOf('[]')})
-      let parts: string[] = []
-      let bytes = empty
-      const flush = () => {
-        if (parts.length > 0) statements.push({sql, bindings: bindingsOf(`[${parts.join(',')}]`)})
-        parts = []
-        bytes = empty
-      }
-      for (const lead of group) {
-        const words = leadWords(lead)
-        // A lead without words has no rows (JSON_TABLE would give it one, with no word).
-        if (words.length === 0) continue
-        const part = JSON.stringify([lead.id, words.map((word) => ` ${word}`).join(''), words])
-        const size = escapedBytes(part) + 2
-        if (bytes + size > budget) flush()
-        parts.push(part)
-        bytes += size
-      }
-      flush()
+    let parts: string[] = []
+    let bytes = empty
+    const flush = () => {
+      if (parts.length > 0) statements.push({sql, bindings: bindingsOf(`[${parts.join(',')}]`)})
+      parts = []
+      bytes = empty
     }
+    for (const lead of group) {
+      const words = leadWords(lead)
+      // A lead without words has no rows (JSON_TABLE would give it one, with no word).
+      if (words.length === 0) continue
+      const part = JSON.stringify([lead.id, wordsText(words), words])
+      const size = escapedBytes(part) + 2
+      if (bytes + size > budget) flush()
+      parts.push(part)
+      bytes += size
+    }
+    flush()
     return statements
   }
 
@@ -174,6 +199,11 @@ function wordRowsSql(db: Db): string {
     `lead_id VARCHAR(36) PATH '$[0]', words VARCHAR(${LEAD_WORDS_MAX_LENGTH}) PATH '$[1]', ` +
     `NESTED PATH '$[2][*]' COLUMNS (word VARCHAR(${WORD_MAX_LENGTH}) PATH '$'))) AS entry`
   )
+}
+
+/** The `words` column of a lead's word rows: each word after a space, so a word is found as ` word`. */
+function wordsText(words: readonly string[]): string {
+  return words.map((word) => ` ${word}`).join('')
 }
 
 /** Whether a write changed what a lead's word rows hold. */

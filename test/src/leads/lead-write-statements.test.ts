@@ -7,6 +7,7 @@ import {createDb, type Db, readPacketLimit, statementBudget} from '../../../src/
 import {type Statement, statementBytes} from '../../../src/db/statements.js'
 import {LeadCountsStore} from '../../../src/leads/lead-counts-store.js'
 import {LeadSearchIndex} from '../../../src/leads/lead-search-index.js'
+import {leadWords} from '../../../src/leads/lead-search-terms.js'
 import {LeadWriteStatements} from '../../../src/leads/lead-write-statements.js'
 import {forEachBackend} from '../../helpers/backends.js'
 import {leadRecord} from '../../helpers/fixtures.js'
@@ -53,6 +54,26 @@ describe('LeadWriteStatements', function () {
       expect(statementBudget(db)).to.equal(Math.floor(Number(packet) / 2))
       expect(statements.length).to.be.above(1)
       for (const statement of statements) expect(statementBytes(statement)).to.be.at.most(statementBudget(db))
+    })
+
+    it('writes the words of a lead alone in its filters as rows, and of leads sharing them as one document', function () {
+      const words = (leads: ReturnType<typeof leadRecord>[]) =>
+        store.insertStatements(leads).filter((statement) => statement.sql.startsWith('INSERT INTO `lead_search_words`'))
+      const lead = leadRecord(tenant, {contactName: 'Ada Lovelace', contactEmail: 'countess@example.org', status: 'won', leadLine: 'buyer'})
+      const [alone, ...more] = words([lead])
+      expect(more).to.deep.equal([])
+      expect(alone!.sql).to.include(' VALUES ')
+      expect(leadWords(lead)).to.deep.equal(['ada', 'lovelace', 'countess'])
+      expect(rowsOf(alone!.sql)).to.equal(3)
+      expect(alone!.bindings).to.include.members(['won', 'buyer', lead.id, 'ada', 'lovelace', 'countess', ' ada lovelace countess'])
+
+      const shared = words([
+        leadRecord(tenant, {contactName: 'Grace Hopper', status: 'won'}),
+        leadRecord(tenant, {contactName: 'Grace Kelly', status: 'won'}),
+        leadRecord(tenant, {contactName: 'Alan Turing', status: 'lost'}),
+      ])
+      expect(shared.map((statement) => (statement.sql.includes(' VALUES ') ? 'rows' : 'document'))).to.deep.equal(['document', 'rows'])
+      expect((JSON.parse(String(shared[0]!.bindings.at(-1))) as unknown[]).length).to.equal(2)
     })
 
     it('sends the search words of a write in one statement, or in several of at most half the server packet', function () {
