@@ -133,6 +133,15 @@ export class Metrics {
         if (memory.rss !== null) this.set({kind: 'rss'}, memory.rss)
       },
     })
+    new Counter({
+      name: 'leads_major_gc_total',
+      help: 'Full garbage collections of the process so far: a new one means leads_memory_after_major_gc_bytes is a new reading',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(memory.collections)
+      },
+    })
     new Gauge({
       name: 'leads_webhook_oldest_pending_age_seconds',
       help: 'Age of the oldest unfinished delivery; 0 when there is none',

@@ -97,10 +97,11 @@ describe('delivery scheduling metrics', function () {
 })
 
 describe('memory after a full garbage collection', function () {
-  it('reports the live heap and RSS right after the latest full collection', async function () {
+  it('reports the live heap and RSS right after the latest full collection, and how many there were', async function () {
     const daemon = await startTestDaemon(backends()[0]!, {}, {LEADS_METRICS: '1'})
     try {
-      await daemon.request('/metrics')
+      const collections = (text: string) => Number(/^leads_major_gc_total (\d+)$/m.exec(text)?.[1])
+      const before = collections((await daemon.request('/metrics')).text)
       // A full collection on demand: the flag exposes gc() to code compiled after it is set.
       v8.setFlagsFromString('--expose-gc')
       const gc = vm.runInNewContext('gc') as () => void
@@ -108,6 +109,8 @@ describe('memory after a full garbage collection', function () {
       // The collector reports through a PerformanceObserver, on a later turn of the event loop.
       await new Promise((resolve) => setTimeout(resolve, 50))
       const text = (await daemon.request('/metrics')).text
+      // Counted, so a reader can tell a new reading from the last one repeated.
+      expect(collections(text), text).to.be.above(before)
       const heap = Number(/leads_memory_after_major_gc_bytes\{kind="heap_used"\} (\d+)/.exec(text)?.[1])
       const rss = Number(/leads_memory_after_major_gc_bytes\{kind="rss"\} (\d+)/.exec(text)?.[1])
       expect(heap, text).to.be.above(1_000_000)
