@@ -22,11 +22,14 @@ export function isLockRefusal(error: unknown): boolean {
   return code === 'ER_LOCK_NOWAIT' || code === 'ER_LOCK_WAIT_TIMEOUT'
 }
 
-/** What a guardStatement fails with on SQLite, where it runs as its probes (see runEach). */
+/**
+ * What a guardStatement fails with on SQLite, where it runs as its probes (see runEach), and a
+ * registration (see registration in statements.ts) that found its key taken, on either backend.
+ */
 export class GuardRefusal extends Error {
   readonly code = 'GUARD_REFUSED'
-  constructor() {
-    super('an assumption the write was built on no longer holds')
+  constructor(cause?: unknown) {
+    super('an assumption the write was built on no longer holds', {cause})
   }
 }
 

@@ -1,6 +1,6 @@
 import type {Knex} from 'knex'
 
-import {GuardRefusal} from './errors.js'
+import {GuardRefusal, isUniqueViolation} from './errors.js'
 import {rowsPerInsert, statementBudget} from './knex.js'
 
 /**
@@ -151,7 +151,8 @@ export async function runEach(trx: Knex | Knex.Transaction, statements: readonly
   const results: StatementResult[] = []
   for (const statement of statements) {
     if ('probes' in statement) results.push(await runGuard(trx, statement as GuardStatement))
-    else results.push(resultOf(await trx.raw(statement.sql, [...statement.bindings]), trx))
+    else
+      results.push(resultOf(await trx.raw(statement.sql, [...statement.bindings]).catch((error: unknown) => Promise.reject(refusalOf(statement, error))), trx))
   }
   return results
 }
@@ -199,6 +200,24 @@ interface GuardStatement extends Statement {
 export function guardStatement(probes: readonly Statement[]): GuardStatement {
   const members = ['SELECT 1', ...probes.map((probe) => `(${probe.sql})`)].join(' UNION ALL ')
   return {sql: `SELECT (${members}) AS assumptions_hold`, bindings: probes.flatMap((probe) => [...probe.bindings]), probes}
+}
+
+/**
+ * An INSERT that registers keys, written by a write that assumes they are new: a key stored
+ * already (a unique-key violation) fails it with GuardRefusal, as a guardStatement's probe that
+ * finds a row does. The violation stops the batch and undoes the INSERT alone (the transaction
+ * stays open); the row it found stays locked by the write until the transaction ends.
+ */
+export function registration(insert: Statement): Statement {
+  registrations.add(insert)
+  return insert
+}
+
+const registrations = new WeakSet<Statement>()
+
+/** The error a statement failed with, as the write sees it: GuardRefusal for a registration's taken key. */
+export function refusalOf(statement: Statement | undefined, error: unknown): unknown {
+  return statement !== undefined && registrations.has(statement) && isUniqueViolation(error) ? new GuardRefusal(error) : error
 }
 
 /** A read statement and how to turn its rows into a value. */

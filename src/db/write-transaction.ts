@@ -1,7 +1,7 @@
 import {batchBudget, isMysql, type Db} from './knex.js'
 import {noteStatement} from './statement-observer.js'
 import {lostAt, retryingUndone} from './transaction.js'
-import {driverResult, runEach, type Statement, statementBytes, type StatementResult, writtenOut} from './statements.js'
+import {driverResult, refusalOf, runEach, type Statement, statementBytes, type StatementResult, writtenOut} from './statements.js'
 
 /** A write transaction whose statements are sent in batches. */
 export interface WriteTransaction {
@@ -220,11 +220,11 @@ async function sendPacket(conn: MysqlConnection, statements: readonly Statement[
   // one by one at many times the cost.
   const values = ([] as unknown[]).concat(...statements.map((statement) => statement.bindings))
   const answer = await new Promise<unknown>((resolve, reject) => {
-    const query = conn.query({sql}, values, (error, results) => (error ? reject(error) : resolve(results)))
-    if (!lastLeft) return
+    // Statements that have answered: the one a failure stops the batch at is the next.
     let answered = 0
-    if (statements.length === 1) lastLeft()
-    else query.on('fields', () => void (++answered === statements.length - 1 && lastLeft()))
+    const query = conn.query({sql}, values, (error, results) => (error ? reject(refusalOf(statements[answered], error)) : resolve(results)))
+    if (lastLeft && statements.length === 1) lastLeft()
+    query.on('fields', () => void (++answered === statements.length - 1 && lastLeft?.()))
   })
   // mysql2 answers a multi-statement query with one result per statement, a single one with its result.
   return (statements.length === 1 ? [answer] : (answer as unknown[])).map(driverResult)

@@ -17,8 +17,9 @@ export interface KeptForGuess {
  * The guess a group of creates is first written on: every create is a new person, and each
  * customer's setup (stages, fields and the webhooks an event goes to, one version for all three)
  * is as its latest write found it. What it assumes is kept here, and the checks that hold the
- * write to it: the match-key locks, then probes a guard statement runs after them
- * (guardStatement), which fail the batch when a stored lead matches or the setup version moved.
+ * write to it, each of which fails the batch: the group's match keys registered as new
+ * (LeadMatchStore.newMatchKeys, refused when a stored lead may have one), and a guard statement
+ * (guardStatement) that probes the customer's setup version.
  */
 export class CreateGuess {
   constructor(
@@ -67,17 +68,16 @@ export class CreateGuess {
     for (const customerId of new Set(customerIds)) this.merging.set(customerId, merging.has(customerId))
   }
 
-  /** The customer's match-key locks, and the probes the guard runs after them. */
-  checks(customerId: string, drafts: readonly LeadDraft[], assumed: KeptForGuess): {locks: Statement[]; probes: Statement[]} {
-    const checks = newPeopleChecks(this.matches, customerId, drafts)
-    return {locks: checks.locks, probes: [this.customers.setupChangedProbe(customerId, assumed.version), ...checks.probes]}
+  /** The customer's match keys registered as new (refused when a lead may have one), and the guard's probe of its setup version. */
+  checks(customerId: string, drafts: readonly LeadDraft[], assumed: KeptForGuess): {registrations: Statement[]; probes: Statement[]} {
+    return {registrations: newPeopleChecks(this.matches, customerId, drafts), probes: [this.customers.setupChangedProbe(customerId, assumed.version)]}
   }
 }
 
 /**
  * A guess refused for its keys: one stored already, or still held by its first request; the
- * checked write then tells which. The guard's own refusals go on checked inside the transaction
- * (asNew's orElse).
+ * checked write then tells which. The refusals of the registrations and the guard go on checked
+ * inside the transaction (asNew's orElse).
  */
 export function isRefusedGuess(error: unknown): boolean {
   return isGuardRefusal(error) || isUniqueViolation(error) || isLockRefusal(error)

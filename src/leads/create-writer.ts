@@ -95,7 +95,7 @@ export class CreateWriter {
   /**
    * Writes a group of creates in one transaction. Once a customer's setup and lead.created
    * subscribers are kept (after its first write), the group is first written as if every create
-   * were a new person, in one round trip (asNew); when the guard refuses that guess, the same
+   * were a new person, in one round trip (asNew); when its checks refuse that guess, the same
    * transaction goes on checked (checked, without claiming the keys again). A guess refused for
    * its Idempotency-Keys (one stored, or still held by its first request) is rolled back and the
    * group written checked from the start, which tells which. A create refused by its input fails
@@ -125,14 +125,14 @@ export class CreateWriter {
   /**
    * The guess: no stored lead matches any create of the group, and each customer's setup and
    * subscribers are as kept. Everything the group writes goes out with its checks and the COMMIT
-   * in one batch: the key claims (with their responses), the match-key locks, then one guard
-   * statement that fails the batch when a check finds otherwise (guardStatement), then the writes.
-   * The locks come before the guard, so a concurrent write of the same person has committed by
-   * the time the guard looks, and is seen. The claims come before the locks: a key still held by
-   * its first request (which holds that person's locks too) must be refused at once, not waited on.
+   * in one batch: the key claims (with their responses), the match keys registered as new (an
+   * insert refused when a key's row exists, and which waits for a concurrent write of the same
+   * person to end first), one guard statement that fails the batch when the setup version moved
+   * (guardStatement), then the writes. The claims come before the registrations: a key still held
+   * by its first request (which holds that person's keys too) must be refused at once, not waited on.
    */
   private async asNew(trx: WriteTransaction, requests: readonly CreateRequest[], kept: ReadonlyMap<string, KeptForGuess>): Promise<WriteOutcome<WrittenGroup>> {
-    const locks: Statement[] = []
+    const registrations: Statement[] = []
     const probes: Statement[] = []
     const customers = byCustomerInLockOrder(requests).map(([customerId, members]) => {
       const assumed = kept.get(customerId)!
@@ -141,15 +141,15 @@ export class CreateWriter {
         members.map((member) => member.draft),
         assumed,
       )
-      locks.push(...checks.locks)
+      registrations.push(...checks.registrations)
       probes.push(...checks.probes)
       return {customerId, members, known: assumed.setup, candidates: [], owners: new Map(), subscribers: assumed.subscribers}
     })
     const plan = this.planCreates(requests, customers)
     return {
       value: writtenGroup(plan, 'asNew'),
-      commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...locks, guardStatement(probes), ...plan.writes],
-      // The claims and locks before the guard hold: the keys are claimed (with the guessed responses, overwritten below).
+      commitWith: [...this.idempotency.claimAnsweredStatements(plan.responses), ...registrations, guardStatement(probes), ...plan.writes],
+      // What ran before the refusal holds: the keys are claimed (with the guessed responses, overwritten below).
       orElse: (error) => (isGuardRefusal(error) ? this.checked(trx, requests, 'guessRefused', false) : undefined),
     }
   }

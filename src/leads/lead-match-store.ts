@@ -1,5 +1,5 @@
 import {type Db, isMysql} from '../db/knex.js'
-import {compile, insertChunks, type Read, type Statement} from '../db/statements.js'
+import {compile, insertChunks, type Read, registration, type Statement} from '../db/statements.js'
 import {type LeadRow, rowToLeadRecord} from './lead-rows.js'
 import type {LeadRecord} from './lead-types.js'
 
@@ -46,18 +46,15 @@ export class LeadMatchStore {
   }
 
   /**
-   * Probes (see guardStatement) that find a row when any of the customer's leads has one of these
-   * emails or phones. Written out: they go with every guessed create, and knex's builder costs
-   * more than the statements.
+   * For a write that assumes these keys are new (sorted, as for matchKeyLocks): registrations
+   * (see registration) of the keys, each refused when its row exists. Every write that stores a
+   * lead's email or phone has locked its key first, which left the key's row, so a key without a
+   * row is one no lead of the customer has; a row whose key no lead has any more only costs the
+   * write its guess.
    */
-  matchProbes(customerId: string, keys: {emails: readonly string[]; phones: readonly string[]}): Statement[] {
-    return MATCH_LOOKUPS.filter(({keysOf}) => keysOf(keys).length > 0).map(({column, index, keysOf}) => {
-      const values = keysOf(keys)
-      return {
-        sql: `SELECT 1 FROM \`leads\`${this.forced(index)} WHERE \`customer_id\` = ? AND \`${column}\` IN (${values.map(() => '?').join(', ')})`,
-        bindings: [customerId, ...values],
-      }
-    })
+  newMatchKeys(customerId: string, keys: readonly string[]): Statement[] {
+    const rows = keys.map((matchKey) => ({customer_id: customerId, match_key: matchKey}))
+    return insertChunks(this.db, 'lead_match_locks', rows).map(registration)
   }
 
   /**

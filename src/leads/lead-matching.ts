@@ -166,13 +166,12 @@ export function matchCandidates(
 }
 
 /**
- * For writes that assume their inputs are all new people: the locks on the inputs' match keys
- * (as matchCandidates takes them) and the probes that find a row when the customer has a lead
- * any of them matches after all (see guardStatement).
+ * For writes that assume their inputs are all new people: their match keys registered as new
+ * (LeadMatchStore.newMatchKeys), which locks them as matchCandidates does and is refused when
+ * the customer has a lead any of them matches after all.
  */
-export function newPeopleChecks(store: LeadMatchStore, customerId: string, inputs: readonly MatchKeysOf[]): {locks: Statement[]; probes: Statement[]} {
-  const keys = lookupKeys(inputs)
-  return {locks: store.matchKeyLocks(customerId, lockKeys(keys)), probes: store.matchProbes(customerId, keys)}
+export function newPeopleChecks(store: LeadMatchStore, customerId: string, inputs: readonly MatchKeysOf[]): Statement[] {
+  return store.newMatchKeys(customerId, lockKeys(lookupKeys(inputs)))
 }
 
 /** Match keys as lock names, `e:<email>` and `p:<last 10 digits>`, sorted (the lock order). */

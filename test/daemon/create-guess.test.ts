@@ -1,5 +1,6 @@
 import {expect} from 'chai'
 
+import {up as registerStoredKeys} from '../../migrations/20261129000000_register_match_keys_of_stored_leads.js'
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {newTenant, openServices, type TestTenant} from '../helpers/fixtures.js'
@@ -82,6 +83,34 @@ describe('single creates guessed to be new people', function () {
           await create({contact_name: 'New one', contact_email: 'new-one@example.org'})
           await create({contact_name: 'New two', contact_email: 'new-two@example.org'})
           expect(since(again)).to.deep.equal(guess === 'on' ? {asNew: 1, checked: 1, guessRefused: 0} : {asNew: 0, checked: 2, guessRefused: 0})
+        })
+
+        it('creates a new person with an email a stored lead had before a merge replaced it', async function () {
+          await create({contact_name: 'Ada', contact_email: 'ada-old@example.org', contact_phone: '+1 555 030 0001'})
+          const merged = await create({contact_name: 'Ada', contact_email: 'ada-new@example.org', contact_phone: '+1 555 030 0001'})
+          expect(merged.body.merged).to.equal(true)
+          // A create of someone new after the merge arms the guess again.
+          await create({contact_name: 'Someone new', contact_email: 'someone-new@example.org'})
+          const before = written()
+          // The old email's key is registered, though no lead has it any more: the guess is refused, and the person is new.
+          const reused = await create({contact_name: 'Not Ada', contact_email: 'ada-old@example.org'})
+          expect(reused.status).to.equal(201)
+          expect(reused.body.merged).to.equal(false)
+          expect(since(before)).to.deep.equal(guess === 'on' ? {asNew: 0, checked: 0, guessRefused: 1} : {asNew: 0, checked: 1, guessRefused: 0})
+          expect(await counts(daemon, tenant)).to.deep.equal({leads: 3, events: 3})
+        })
+
+        it('merges into a lead stored without its match keys registered, once the migration registered them', async function () {
+          const stored = await create({contact_name: 'Stored', contact_email: 'stored@example.org', contact_phone: '+1 555 030 0002'})
+          // As a lead stored otherwise than by a write that locked its keys (a phone whose keys were read again, say).
+          await daemon.db('lead_match_locks').where({customer_id: tenant.customer.id}).delete()
+          await registerStoredKeys(daemon.db)
+          await create({contact_name: 'Arms the guess', contact_email: 'arms@example.org'})
+          const byEmail = await create({contact_name: 'Stored again', contact_email: 'STORED@example.org'})
+          const byPhone = await create({contact_name: 'Stored by phone', contact_phone: '(555) 030-0002'})
+          expect([byEmail.body.merged, byPhone.body.merged]).to.deep.equal([true, true])
+          expect([byEmail.body.lead.id, byPhone.body.lead.id]).to.deep.equal([stored.body.lead.id, stored.body.lead.id])
+          expect(await counts(daemon, tenant)).to.deep.equal({leads: 2, events: 2})
         })
 
         it('delivers to webhooks added, switched off or deleted by another process since the guess was armed', async function () {

@@ -1,7 +1,8 @@
 import {expect} from 'chai'
 
 import {createDb, type Db, readPacketLimit} from '../../../src/db/knex.js'
-import {compile, StatementBatch, statementBytes} from '../../../src/db/statements.js'
+import {GuardRefusal, isGuardRefusal, isUniqueViolation} from '../../../src/db/errors.js'
+import {compile, registration, StatementBatch, statementBytes} from '../../../src/db/statements.js'
 import {inWriteTransaction, sendBatch} from '../../../src/db/write-transaction.js'
 import {forEachBackend} from '../../helpers/backends.js'
 import {rejectsWith} from '../../helpers/fixtures.js'
@@ -91,6 +92,25 @@ describe('write transactions sent in batches', function () {
       expect(seen).to.have.length(1)
       // What ran before the refused statement is kept and committed with what came instead.
       expect(await db(TABLE).orderBy('id').pluck('id')).to.deep.equal(['a', 'c'])
+    })
+
+    it('refuses a registration whose key is taken as a guard does, and only a registration, wherever it is in the batch', async function () {
+      const refusals: unknown[] = []
+      const takeRefusal = (error: unknown) => {
+        refusals.push(error)
+        return Promise.resolve({value: null, commitWith: []})
+      }
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('a', 1), insert('b', 2)]}))
+      // The registration after a statement that answered: 'c' is kept, the taken 'a' refused.
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('c', 3), registration(insert('a', 4))], orElse: takeRefusal}))
+      // A plain insert's duplicate after a registration that went through stays what it is.
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [registration(insert('d', 5)), insert('b', 6)], orElse: takeRefusal}))
+      expect(refusals).to.have.length(2)
+      expect(refusals[0]).to.be.instanceOf(GuardRefusal)
+      expect(isUniqueViolation((refusals[0] as GuardRefusal).cause)).to.equal(true)
+      expect(isGuardRefusal(refusals[1])).to.equal(false)
+      expect(isUniqueViolation(refusals[1])).to.equal(true)
+      expect(await db(TABLE).orderBy('id').pluck('n')).to.deep.equal([1, 2, 3, 5])
     })
 
     it('rolls back when the outcome does not take the refusal (orElse gives nothing)', async function () {
