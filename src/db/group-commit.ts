@@ -48,20 +48,25 @@ export class GroupCommitter<I, O> {
     })
   }
 
-  private startGroups(): void {
+  /** Starts what the free slots take of the waiting items; true when it started a group. */
+  private startGroups(): boolean {
+    let started = false
     while (this.counted < this.options.maxInFlight && this.waiting.length > 0) {
       void this.runGroup(this.waiting.splice(0, this.options.maxGroup))
+      started = true
     }
+    return started
   }
 
   private async runGroup(group: Array<{item: I; settle: (outcome: Settled<O>) => void}>): Promise<void> {
     this.counted++
     let counting = true
+    /** Frees the group's slot; true when that started the next group. */
     const release = () => {
-      if (!counting) return
+      if (!counting) return false
       counting = false
       this.counted--
-      this.startGroups()
+      return this.startGroups()
     }
     const slow = setTimeout(release, this.options.slowMs)
     try {
@@ -69,12 +74,14 @@ export class GroupCommitter<I, O> {
         group.map((entry) => entry.item),
         release,
       )
-      // The next group goes to the database first, then this group's items are settled: answering
-      // them (a create's HTTP response: Koa, JSON, a socket write) costs the event loop time the
-      // database would otherwise wait through idle (docs/design.md, "How a write is done").
+      // A next group started here goes to the database first, then this group's items are settled:
+      // answering them (a create's HTTP response: Koa, JSON, a socket write) costs the event loop
+      // time the database would otherwise wait through idle (docs/design.md, "How a write is
+      // done"). With none, they are answered at once.
       clearTimeout(slow)
-      release()
-      setImmediate(() => group.forEach((entry, index) => entry.settle(outcomes[index]!)))
+      const settle = () => group.forEach((entry, index) => entry.settle(outcomes[index]!))
+      if (release()) setImmediate(settle)
+      else settle()
     } finally {
       clearTimeout(slow)
       release()

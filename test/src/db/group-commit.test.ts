@@ -62,6 +62,19 @@ describe('GroupCommitter', function () {
     expect(order).to.deep.equal(['next group started', 'first answered'])
   })
 
+  it('answers the items of a group at once when no group waits for the slot', async function () {
+    const writer = recordingWriter()
+    const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
+    const order: string[] = []
+    const alone = committer.submit(1).then(() => order.push('answered'))
+    writer.finish[0]!()
+    // A turn of the event loop queued as the write ends: the answer does not wait for it.
+    setImmediate(() => order.push('next turn'))
+    await alone
+    await tick()
+    expect(order).to.deep.equal(['answered', 'next turn'])
+  })
+
   it('settles each item on its own: one refused item fails alone', async function () {
     const writer = recordingWriter()
     const committer = new GroupCommitter(writer.write, {maxInFlight: 1, maxGroup: 64, slowMs: 60_000})
