@@ -50,7 +50,8 @@ export class LeadMatchStore {
    * (see registration) of the keys, each refused when its row exists. Every write that stores a
    * lead's email or phone has locked its key first, which left the key's row, so a key without a
    * row is one no lead of the customer has; a row whose key no lead has any more only costs the
-   * write its guess.
+   * write its guess. A change to how keys are read from leads must register the stored leads'
+   * new keys, as migration 20261129000000 does.
    */
   newMatchKeys(customerId: string, keys: readonly string[]): Statement[] {
     const rows = keys.map((matchKey) => ({customer_id: customerId, match_key: matchKey}))
