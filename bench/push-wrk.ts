@@ -322,7 +322,8 @@ const result = {
   started_at: startedAt.toISOString(),
   git_commit: checkoutCommit().commit,
   builds: specs.map(({name, label, root, settings}) => ({name, checkout: label, root, settings, ...checkoutCommit(root)})),
-  host: {cores: os.cpus().length, node: process.version, wrk: wrkVersion},
+  // The CPU's model tells runs on different machines apart: their daemons' own work differs more than their floors.
+  host: {cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? null, node: process.version, wrk: wrkVersion},
   settings: {
     rounds: ROUNDS,
     idempotency_keys: !flags.unkeyed,
