@@ -4,16 +4,18 @@ export type Dialect = 'mysql' | 'sqlite'
 /** Told the text (placeholders, no values) of every SQL statement the project sends. */
 type StatementObserver = (sql: string, dialect: Dialect) => void
 
-// One per process, set only by the test suite (test/helpers/sql-recorder.ts): the sharding check
-// reads what the whole suite sent. Unset in production, where noting a statement is one null check.
-let observer: StatementObserver | null = null
+// Installed only by the test suite (test/helpers/sql-recorder.ts: the sharding check reads what
+// the whole suite sent; a test that counts what one request sent). In production there are none,
+// and noting a statement is a loop over an empty set.
+const observers = new Set<StatementObserver>()
 
-/** Installs (or with null removes) the process's statement observer. */
-export function observeStatements(next: StatementObserver | null): void {
-  observer = next
+/** Adds an observer of every statement this process sends; returns what removes it. */
+export function observeStatements(observer: StatementObserver): () => void {
+  observers.add(observer)
+  return () => void observers.delete(observer)
 }
 
-/** Reports one statement to the observer, if any. Every path that sends SQL calls it. */
+/** Reports one statement to the observers. Every path that sends SQL calls it. */
 export function noteStatement(sql: string, dialect: Dialect): void {
-  observer?.(sql, dialect)
+  for (const observer of observers) observer(sql, dialect)
 }

@@ -1,6 +1,7 @@
 import {expect} from 'chai'
 
 import {up as registerStoredKeys} from '../../migrations/20261129000000_register_match_keys_of_stored_leads.js'
+import {observeStatements} from '../../src/db/statement-observer.js'
 import {counts, postJson} from '../helpers/api.js'
 import {forEachBackend} from '../helpers/backends.js'
 import {newTenant, openServices, type TestTenant} from '../helpers/fixtures.js'
@@ -63,8 +64,12 @@ describe('single creates guessed to be new people', function () {
           const first = await create({contact_name: 'Ada', contact_email: 'ada@example.org', custom_fields: {lead_line: 'buyer'}})
           await create({contact_name: 'Grace', contact_phone: '+1 (555) 010-2000'})
           const before = written()
-          // Same email (other case, spaces): the guess is refused and the create merges.
-          const merged = await create({contact_name: 'Ada L.', contact_email: '  ADA@example.org '}, 'merge-key')
+          // Same email (other case, spaces): the guess is refused and the create merges, in the
+          // same transaction: its keys' claims and registrations hold, and nothing is rolled back.
+          const sent: string[] = []
+          const unobserve = observeStatements((sql) => sent.push(sql))
+          const merged = await create({contact_name: 'Ada L.', contact_email: '  ADA@example.org '}, 'merge-key').finally(unobserve)
+          expect(sent.filter((sql) => /^\s*rollback/i.test(sql))).to.deep.equal([])
           expect(merged.status).to.equal(201)
           expect(merged.body.merged).to.equal(true)
           expect(merged.body.lead.id).to.equal(first.body.lead.id)
