@@ -1,6 +1,6 @@
 import type {Config} from './config/config.js'
 import {unreachableDatabaseError} from './db/database-errors.js'
-import {createDb, type Db, pingDatabase, readPacketLimit} from './db/knex.js'
+import {createDb, type Db, pingDatabase, readServerFacts} from './db/knex.js'
 import {migrateIfBehind, migrationStatus} from './db/migrate.js'
 import {requireWritableServer} from './db/writable.js'
 import type {RedisConnection} from './db/redis.js'
@@ -41,7 +41,7 @@ export async function openBacking(config: Config, options: BackingOptions = {}):
   const db = options.db ?? createDb(config.database, options.logger)
   try {
     await checkDatabase(db, config.database)
-    await readPacketLimit(db)
+    await readServerFacts(db)
     if (options.requireWritable) await requireWritableServer(db)
     if (options.autoMigrate ?? config.database.client === 'sqlite') await migrateIfBehind(db)
     if (options.requireCurrentSchema) await requireCurrentSchema(db)

@@ -124,7 +124,7 @@ export function rowsPerInsert(db: Db): number {
   return isMysql(db) ? 4000 : 250
 }
 
-/** MariaDB's default max_allowed_packet: what the budgets assume until readPacketLimit has read the server's. */
+/** MariaDB's default max_allowed_packet: what the budgets assume until readServerFacts has read the server's. */
 const DEFAULT_MAX_PACKET = 16 * 1024 * 1024
 
 /**
@@ -133,17 +133,31 @@ const DEFAULT_MAX_PACKET = 16 * 1024 * 1024
  */
 const STATEMENT_SHARE = 0.5
 
-const packetLimits = new WeakMap<Db, number>()
+/** Which server a MySQL handle talks to: the two spell some statements differently. */
+export type ServerFlavor = 'mariadb' | 'mysql'
+
+/** What a handle's server told readServerFacts. */
+interface ServerFacts {
+  maxPacket: number
+  flavor: ServerFlavor
+}
+
+const serverFacts = new WeakMap<Db, ServerFacts>()
 
 /**
- * Reads the server's max_allowed_packet (MySQL), which sizes the statements and batches the
- * writes send (statementBudget, batchBudget); once, at start. A change on the server takes
- * effect at the daemon's next start.
+ * Reads the server's max_allowed_packet, which sizes the statements and batches the writes send
+ * (statementBudget, batchBudget), and whether it is MariaDB or MySQL (serverFlavor); once, at
+ * start (MySQL only). A change on the server takes effect at the daemon's next start.
  */
-export async function readPacketLimit(db: Db): Promise<void> {
+export async function readServerFacts(db: Db): Promise<void> {
   if (!isMysql(db)) return
-  const [rows] = (await db.raw('SELECT @@max_allowed_packet AS max_packet')) as [Array<{max_packet: number | string}>]
-  packetLimits.set(db, Number(rows[0]!.max_packet))
+  const [rows] = (await db.raw('SELECT @@max_allowed_packet AS max_packet, VERSION() AS version')) as [Array<{max_packet: number | string; version: string}>]
+  serverFacts.set(db, {maxPacket: Number(rows[0]!.max_packet), flavor: /mariadb/i.test(rows[0]!.version) ? 'mariadb' : 'mysql'})
+}
+
+/** MariaDB or MySQL, as readServerFacts found it; undefined on SQLite and before it ran. */
+export function serverFlavor(db: Db): ServerFlavor | undefined {
+  return serverFacts.get(db)?.flavor
 }
 
 /**
@@ -151,11 +165,11 @@ export async function readPacketLimit(db: Db): Promise<void> {
  * max_allowed_packet on MySQL. Unlimited on SQLite, whose values are bound outside the text.
  */
 export function statementBudget(db: Db): number {
-  return isMysql(db) ? Math.floor((packetLimits.get(db) ?? DEFAULT_MAX_PACKET) * STATEMENT_SHARE) : Infinity
+  return isMysql(db) ? Math.floor((serverFacts.get(db)?.maxPacket ?? DEFAULT_MAX_PACKET) * STATEMENT_SHARE) : Infinity
 }
 
 /** The most one round trip may carry (MySQL): a batch over it is sent in several, in order, on the same connection. */
 export function batchBudget(db: Db): number {
   // The packet holds the command byte besides the text; a little more is left to spare.
-  return isMysql(db) ? (packetLimits.get(db) ?? DEFAULT_MAX_PACKET) - 1024 : Infinity
+  return isMysql(db) ? (serverFacts.get(db)?.maxPacket ?? DEFAULT_MAX_PACKET) - 1024 : Infinity
 }

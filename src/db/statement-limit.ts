@@ -1,6 +1,6 @@
 import type {Knex} from 'knex'
 
-import type {Db} from './knex.js'
+import {type Db, readServerFacts, type ServerFlavor, serverFlavor} from './knex.js'
 import {noteStatement} from './statement-observer.js'
 
 /**
@@ -24,18 +24,10 @@ export class StatementTimeout extends Error {
 /** MariaDB's ER_STATEMENT_TIMEOUT and MySQL's ER_QUERY_TIMEOUT. */
 const TIMEOUT_ERRNOS = new Set([1969, 3024])
 
-type Flavor = 'mariadb' | 'mysql'
-const flavors = new WeakMap<Db, Promise<Flavor>>()
-
-/** Which server a MySQL handle talks to, asked once per handle: the two spell the limit differently. */
-function flavorOf(db: Db): Promise<Flavor> {
-  let flavor = flavors.get(db)
-  if (!flavor) {
-    flavor = db.raw('SELECT VERSION() AS version').then(([rows]: [Array<{version: string}>]) => (/mariadb/i.test(rows[0]!.version) ? 'mariadb' : 'mysql'))
-    flavor.catch(() => flavors.delete(db))
-    flavors.set(db, flavor)
-  }
-  return flavor
+/** Which server a MySQL handle talks to, read at start (readServerFacts) or, for a handle opened otherwise, now. */
+async function flavorOf(db: Db): Promise<ServerFlavor> {
+  if (!serverFlavor(db)) await readServerFacts(db)
+  return serverFlavor(db)!
 }
 
 /** Runs a read query under a time limit; throws StatementTimeout when the limit stops it. */

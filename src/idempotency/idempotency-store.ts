@@ -1,6 +1,6 @@
 import {gunzipSync, gzipSync} from 'node:zlib'
 
-import {isMysql, type Db} from '../db/knex.js'
+import {isMysql, type Db, serverFlavor} from '../db/knex.js'
 import {isUniqueViolation} from '../db/errors.js'
 import {insertChunks, type Statement} from '../db/statements.js'
 
@@ -46,24 +46,18 @@ export class IdempotencyStore {
 
   /**
    * The statements that claim keys at the start of a write's transaction (several writes grouped
-   * in one transaction claim theirs together). The insert fails on a key already stored. On MySQL
-   * a locking read with NOWAIT goes first: a key whose first request is still in its transaction
-   * fails it at once, where the insert would wait for that request.
+   * in one transaction claim theirs together): see claims.
    */
   claimStatements(records: readonly IdempotencyRecord[]): Statement[] {
-    if (records.length === 0) return []
-    return [...this.heldRead(records), ...insertChunks(this.db, 'idempotency_keys', records.map(toRow))]
+    return this.claims(records.map(toRow))
   }
 
   /**
-   * Claims keys and stores their responses at once, for a write sent whole in one round trip:
-   * the NOWAIT read as in claimStatements, then the finished records. A key stored already fails
-   * the insert, one still held fails the read, as a claim would.
+   * Claims keys and stores their responses at once, for a write sent whole in one round trip: the
+   * finished records, claimed as claimStatements claims.
    */
   claimAnsweredStatements(entries: ReadonlyArray<{claim: IdempotencyRecord; statusCode: number; responseBody: string}>): Statement[] {
-    if (entries.length === 0) return []
-    const rows = entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody}))
-    return [...this.heldRead(entries.map((entry) => entry.claim)), ...insertChunks(this.db, 'idempotency_keys', rows)]
+    return this.claims(entries.map(({claim, statusCode, responseBody}) => toRow({...claim, statusCode, responseBody})))
   }
 
   /** Stores the responses of claimed keys: one statement that goes out with the write's COMMIT. */
@@ -77,14 +71,29 @@ export class IdempotencyStore {
   }
 
   /**
-   * MySQL: a locking read with NOWAIT that fails at once on a key whose first request is still in
-   * its transaction. Written out: it goes with every create under a key. The keys of one customer
-   * and endpoint go in one IN list, which MariaDB plans faster than an OR of whole keys.
+   * The inserts of the keys' rows. A key stored already fails them (a duplicate); a key whose first
+   * request is still in its transaction must fail them at once, not make the claim wait for that
+   * request. On MariaDB the insert runs with no lock wait (`SET STATEMENT
+   * innodb_lock_wait_timeout=0 FOR`): under READ COMMITTED a new key's row waits only for a row of
+   * the same key, so a lock-wait timeout means the key is held. MySQL 8 waits at least 1 s: there
+   * a locking read with NOWAIT goes first, one statement more. SQLite has one writer.
    */
-  private heldRead(records: readonly IdempotencyRecord[]): Statement[] {
+  private claims(rows: readonly Row[]): Statement[] {
+    if (rows.length === 0) return []
+    const inserts = insertChunks(this.db, 'idempotency_keys', rows)
+    if (serverFlavor(this.db) === 'mariadb') return inserts.map(({sql, bindings}) => ({sql: `SET STATEMENT innodb_lock_wait_timeout=0 FOR ${sql}`, bindings}))
+    return [...this.heldRead(rows), ...inserts]
+  }
+
+  /**
+   * MySQL: a locking read with NOWAIT that fails at once on a key whose first request is still in
+   * its transaction. The keys of one customer and endpoint go in one IN list, which MariaDB planned
+   * faster than an OR of whole keys.
+   */
+  private heldRead(rows: readonly Row[]): Statement[] {
     if (!isMysql(this.db)) return []
     const byScope = new Map<string, {customerId: string; endpoint: string; keys: string[]}>()
-    for (const {customerId, endpoint, key} of records) {
+    for (const {customer_id: customerId, endpoint, idempotency_key: key} of rows) {
       const scope = `${customerId} ${endpoint}`
       const entry = byScope.get(scope) ?? byScope.set(scope, {customerId, endpoint, keys: []}).get(scope)!
       entry.keys.push(key)

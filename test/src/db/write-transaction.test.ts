@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {createDb, type Db, readPacketLimit} from '../../../src/db/knex.js'
+import {createDb, type Db, readServerFacts} from '../../../src/db/knex.js'
 import {GuardRefusal, isGuardRefusal, isUniqueViolation} from '../../../src/db/errors.js'
 import {compile, registration, StatementBatch, statementBytes} from '../../../src/db/statements.js'
 import {inWriteTransaction, sendBatch} from '../../../src/db/write-transaction.js'
@@ -15,7 +15,7 @@ describe('write transactions sent in batches', function () {
 
     before(async function () {
       db = createDb(backend.config().database)
-      await readPacketLimit(db)
+      await readServerFacts(db)
       await db.schema.dropTableIfExists(TABLE)
       await db.schema.createTable(TABLE, (t) => {
         t.string('id', 36).primary()

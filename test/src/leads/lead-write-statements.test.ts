@@ -3,7 +3,7 @@ import {randomUUID} from 'node:crypto'
 import {expect} from 'chai'
 
 import {CustomersStore} from '../../../src/customers/customers-store.js'
-import {createDb, type Db, readPacketLimit, statementBudget} from '../../../src/db/knex.js'
+import {createDb, type Db, readServerFacts, statementBudget} from '../../../src/db/knex.js'
 import {type Statement, statementBytes} from '../../../src/db/statements.js'
 import {LeadCountsStore} from '../../../src/leads/lead-counts-store.js'
 import {LeadSearchIndex} from '../../../src/leads/lead-search-index.js'
@@ -22,7 +22,7 @@ describe('LeadWriteStatements', function () {
 
     before(async function () {
       db = createDb(backend.config().database)
-      await readPacketLimit(db)
+      await readServerFacts(db)
       const customers = new CustomersStore(db)
       store = new LeadWriteStatements(db, new LeadCountsStore(db, customers), new LeadSearchIndex(db, customers))
     })
