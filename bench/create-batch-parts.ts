@@ -2,7 +2,8 @@
  * What each part of a single create's one round trip costs the database: the batch the guess
  * sends (docs/design.md, "How a write is done") built by the service's own stores (START
  * TRANSACTION, the match keys registered as new, the guard of the setup version, the lead with
- * its counts and search words, the lead.created event, COMMIT), sent straight through mysql2 at
+ * its counts and search words, the lead.created event, COMMIT; keyed, the Idempotency-Key's claim
+ * first, in either of its two forms), sent straight through mysql2 at
  * c=1, against the same
  * batch without one part, and against the floor's two inserts alone in one round trip. Variants
  * alternate request by request, so every one sees the same machine; each row of the table is the
@@ -17,10 +18,11 @@ import mysql from 'mysql2/promise'
 
 import {loadConfig} from '../src/config/config.js'
 import {CustomersStore} from '../src/customers/customers-store.js'
-import {createDb} from '../src/db/knex.js'
+import {createDb, readServerFacts} from '../src/db/knex.js'
 import {guardStatement, type Statement} from '../src/db/statements.js'
 import {EventsStore} from '../src/events/events-store.js'
 import {LEAD_CREATED, leadCreatedSnapshot} from '../src/events/lead-created.js'
+import {IdempotencyStore} from '../src/idempotency/idempotency-store.js'
 import {customerSetup, parseLeadInput} from '../src/leads/lead-input.js'
 import {LeadCountsStore} from '../src/leads/lead-counts-store.js'
 import {LeadMatchStore} from '../src/leads/lead-match-store.js'
@@ -43,8 +45,12 @@ if (!url) {
 
 /** The parts of the batch a variant leaves out. */
 type Part = 'registrations' | 'guard' | 'counts' | 'words'
-const VARIANTS: ReadonlyArray<{name: string; without: readonly Part[]}> = [
+/** How a keyed variant claims its Idempotency-Key (IdempotencyStore.claims): MariaDB's insert with no lock wait, or MySQL 8's NOWAIT read first. */
+type Claim = 'insert' | 'read'
+const VARIANTS: ReadonlyArray<{name: string; without: readonly Part[]; claim?: Claim}> = [
   {name: 'whole batch', without: []},
+  {name: 'keyed, claimed by its insert alone', without: [], claim: 'insert'},
+  {name: 'keyed, claimed after a NOWAIT read', without: [], claim: 'read'},
   {name: 'without the match keys registered', without: ['registrations']},
   {name: 'without the guard', without: ['guard']},
   {name: 'without the counts', without: ['counts']},
@@ -70,9 +76,13 @@ const searchIndex = new LeadSearchIndex(db, customers)
 const leads = new LeadWriteStatements(db, counts, searchIndex)
 const matches = new LeadMatchStore(db)
 const events = new EventsStore(db)
+// The two claims as IdempotencyStore writes them: a handle that asked its server (MariaDB) and one that did not (as on MySQL 8).
+const askedDb = createDb({client: 'mysql', url})
+await readServerFacts(askedDb)
+const claims: Record<Claim, IdempotencyStore> = {insert: new IdempotencyStore(askedDb), read: new IdempotencyStore(db)}
 
-/** The batch of the `i`th create, without the parts named. */
-function batch(i: number, without: readonly Part[]): Statement[] {
+/** The batch of the `i`th create, without the parts named, and with its key's claim when `claim` says how. */
+function batch(i: number, without: readonly Part[], claim?: Claim): Statement[] {
   const input = parseLeadInput(
     {
       contact_name: `Parts ${startedAt.getTime()} ${i}`,
@@ -93,8 +103,16 @@ function batch(i: number, without: readonly Part[]): Statement[] {
   const probes = [customers.setupChangedProbe(customer.id, Number(version.setup_version))]
   const [leadRow, ...derived] = leads.insertStatements([lead])
   const isCount = (statement: Statement) => statement.sql.includes('lead_counts')
+  const now = Date.now()
+  const record = {customerId: customer.id, endpoint: 'POST /api/agents/crm/leads', key: `parts-${startedAt.getTime()}-${i}`, requestHash: 'h'.repeat(64)}
+  const answer = {
+    claim: {...record, statusCode: null, responseBody: null, claimedAt: now, expiresAt: now + 86_400_000},
+    statusCode: 201,
+    responseBody: JSON.stringify({lead}),
+  }
   return [
     {sql: 'START TRANSACTION', bindings: []},
+    ...(claim ? claims[claim].claimAnsweredStatements([answer]) : []),
     ...(without.includes('registrations') ? [] : registrations),
     ...(without.includes('guard') ? [] : [guardStatement(probes)]),
     leadRow!,
@@ -110,8 +128,8 @@ try {
   // A quarter more than timed: the first go untimed, while the buffer pool and the plans warm up.
   const warmup = Math.ceil(REQUESTS / 4)
   for (let i = 0; i < warmup + REQUESTS; i++) {
-    for (const [index, {without}] of VARIANTS.entries()) {
-      const statements = batch(i * VARIANTS.length + index, without)
+    for (const [index, {without, claim}] of VARIANTS.entries()) {
+      const statements = batch(i * VARIANTS.length + index, without, claim)
       const sql = statements.map((statement) => statement.sql).join(';\n')
       const started = performance.now()
       await connection.query(
@@ -124,6 +142,7 @@ try {
 } finally {
   await connection.end()
   await db.destroy()
+  await askedDb.destroy()
 }
 
 const rows = VARIANTS.map(({name}, index) => ({variant: name, median_ms: median(times[index]!), p99_ms: p99(times[index]!)}))
