@@ -1,6 +1,6 @@
 import type {Next} from 'koa'
 
-import {DatabaseUnavailable, isDatabaseUnavailable} from '../../src/db/errors.js'
+import {DatabaseConflict, DatabaseUnavailable, isConflictRefusal, isDatabaseUnavailable} from '../../src/db/errors.js'
 import {AppError, type ErrorType, InProgressError, UnavailableError, ValidationError} from '../../src/shared/errors.js'
 import {withoutSecrets} from '../../src/shared/secret-text.js'
 import type {AppContext} from '../context.js'
@@ -22,7 +22,8 @@ const FRAMEWORK_ERRORS: Record<number, {type: ErrorType; message: string}> = {
  * The one place that writes an error response: every failure below becomes the envelope
  * `{error: {type, code, message}}`. Unexpected errors are logged in full and answered with a
  * generic 500 that holds no stack or SQL. A database that cannot serve (unreachable, a lost
- * connection, a Galera node without quorum) is a 503 with Retry-After.
+ * connection, a Galera node without quorum) or that refused the request for a conflict with
+ * concurrent ones is a 503 with Retry-After.
  */
 export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> {
   try {
@@ -30,8 +31,9 @@ export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> 
     // No route matched: a 404 without a body.
     if (ctx.body === undefined && ctx.status >= 400) throw Object.assign(new Error('no route'), {status: ctx.status})
   } catch (thrown) {
-    // A database that cannot serve now is the client's cue to retry, never an unexpected failure.
-    const error = thrown instanceof AppError || !isDatabaseUnavailable(thrown) ? thrown : unavailable(thrown, ctx)
+    // A database that cannot serve now, or refused the request for a conflict with others, is the
+    // client's cue to retry, never an unexpected failure.
+    const error = thrown instanceof AppError ? thrown : retryable(thrown, ctx)
     if (error instanceof UnavailableError || error instanceof InProgressError) ctx.set('Retry-After', String(error.retryAfterSeconds))
     const envelope = toEnvelope(error, ctx)
     ctx.status = envelope.error.code
@@ -42,14 +44,22 @@ export async function errorEnvelope(ctx: AppContext, next: Next): Promise<void> 
 /** The status errorEnvelope answers an error with: a 5xx when the service failed, not the request. */
 export function statusOf(error: unknown): number {
   if (error instanceof AppError) return error.status
-  if (isDatabaseUnavailable(error)) return 503
+  if (isDatabaseUnavailable(error) || isConflictRefusal(error)) return 503
   const status = (error as {status?: number}).status
   return status !== undefined && FRAMEWORK_ERRORS[status] ? status : 500
 }
 
-function unavailable(error: unknown, ctx: AppContext): DatabaseUnavailable {
-  ctx.state.log.warn({err: error}, 'database unavailable')
-  return new DatabaseUnavailable()
+/** The 503 a database failure the client can retry is answered with, logged as a warning; any other error as it is. */
+function retryable(error: unknown, ctx: AppContext): unknown {
+  if (isDatabaseUnavailable(error)) {
+    ctx.state.log.warn({err: error}, 'database unavailable')
+    return new DatabaseUnavailable()
+  }
+  if (isConflictRefusal(error)) {
+    ctx.state.log.warn({err: error}, 'database conflict')
+    return new DatabaseConflict()
+  }
+  return error
 }
 
 /** The envelope of an error the core threw on purpose. */

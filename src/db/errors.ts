@@ -12,6 +12,16 @@ export function isDeadlock(error: unknown): boolean {
 }
 
 /**
+ * True when the database refused a statement for a conflict with another transaction: a deadlock
+ * victim that outlasted the retries, or a lock wait that ran out. On Galera a transaction aborted
+ * for a replicated write is a deadlock victim too, and the abort can surface on the session's next
+ * statement, a plain read included. The statement did nothing; the request can be sent again.
+ */
+export function isConflictRefusal(error: unknown): boolean {
+  return isDeadlock(error) || (error as {code?: string}).code === 'ER_LOCK_WAIT_TIMEOUT'
+}
+
+/**
  * True when a locking read found the row locked: refused at once by NOWAIT (MySQL 8 has its own
  * code; MariaDB reports a lock wait timeout), or after a real wait that ran out. For a keyed write
  * both mean the same: another request holds the key. No clock tells them apart: the time an
@@ -121,6 +131,17 @@ export class WriteOutcomeUnknown extends UnavailableError {
     super(
       'The database connection was lost while the write was committing, so whether it was stored is not known. Retry with the same Idempotency-Key: a stored write is replayed, one that was not is written once.',
       RETRY_AFTER_SECONDS,
+    )
+  }
+}
+
+/** The 503 for a request the database refused for a conflict with concurrent ones (isConflictRefusal). */
+export class DatabaseConflict extends UnavailableError {
+  constructor() {
+    super(
+      'The database refused the request for a conflict with concurrent requests. Retry after the seconds in Retry-After.',
+      RETRY_AFTER_SECONDS,
+      'retry in a few seconds; concurrent requests held the same rows',
     )
   }
 }

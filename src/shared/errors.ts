@@ -91,7 +91,8 @@ export class UnavailableError extends AppError {
     message: string,
     /** Seconds the client should wait before retrying, sent as Retry-After. */
     readonly retryAfterSeconds: number,
+    hint = 'retry in a few seconds; the database behind the service is unavailable',
   ) {
-    super('api_error', 503, message, 'retry in a few seconds; the database behind the service is unavailable')
+    super('api_error', 503, message, hint)
   }
 }
