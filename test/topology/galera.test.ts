@@ -169,6 +169,16 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
           .map((line) => `${path.basename(log)}: ${line}`),
       )
       .join('\n')
+  /** How often the API daemons logged each retryable database failure ('database unavailable', 'database conflict'). */
+  const logged503s = (): string => {
+    const counts = new Map<string, number>()
+    for (const daemon of apis)
+      for (const line of fs.readFileSync(logs.get(daemon)!, 'utf8').split('\n')) {
+        const message = /"msg":"(database (?:unavailable|conflict))"/.exec(line)?.[1]
+        if (message) counts.set(message, (counts.get(message) ?? 0) + 1)
+      }
+    return [...counts].map(([message, n]) => `${message} ×${n}`).join(', ') || 'none'
+  }
   /** Expects no request answered 500 since `before` (a copy of statuses taken when the test began). */
   const expectNo500Since = (before: ReadonlyMap<number, number>) =>
     expect((statuses.get(500) ?? 0) - (before.get(500) ?? 0), `requests answered 500; the daemons logged:\n${unhandledErrors()}`).to.equal(0)
@@ -304,6 +314,7 @@ describe('on a MariaDB Galera cluster (three nodes, HAProxy single writer)', fun
       `      Galera, writer killed: ${acknowledged.length} leads acknowledged, ${stored.length} stored (${people.size} single creates, ${merges} merges, ${bulkLeads.size} bulk rows);`,
       `      lead.created owed ${people.size}, delivered ${arrived().size} (${duplicates} duplicate deliveries); pull saw ${new Set(pulledVersions).size} versions, none twice;`,
       `      writes out for ${outSeconds.toFixed(1)} s after the kill (refused for the first ${refusedSeconds.toFixed(1)} s, then held; now on ${writer}); answers: ${[...statuses].map(([status, n]) => `${status || 'dropped'} ×${n}`).join(', ')}`,
+      `      the API daemons' 503s by what they logged: ${logged503s()}`,
     ].join('\n')
     console.log(report)
     expectNo500Since(statusesBefore)
