@@ -1,4 +1,5 @@
 import {type Db, isMysql} from './knex.js'
+import {inTransaction} from './transaction.js'
 
 /** How often a daemon on a Galera cluster records the node it writes through. */
 export const HEARTBEAT_MS = 2000
@@ -91,7 +92,7 @@ export class WriterNodes {
 
   /** Records the node this daemon's write goes through now; a stretch begins when it is another than last time. */
   async heartbeat(): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const [rows] = (await trx.raw(
         `SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_GCOMM_UUID') AS node_id, @@wsrep_node_name AS node_name, ${NODE_NOW} AS now`,
       )) as [Array<{node_id: string | null; node_name: string | null; now: number | string}>]
