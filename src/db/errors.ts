@@ -43,6 +43,21 @@ export class GuardRefusal extends Error {
   }
 }
 
+/**
+ * What a statement that claims Idempotency-Keys (see keyClaim in statements.ts) fails with when a
+ * key is taken: stored already (a unique-key violation), or held by a request still in its
+ * transaction (a lock refusal). The same errors from any other statement are not about the key.
+ */
+export class KeyClaimRefusal extends Error {
+  readonly code = 'KEY_CLAIM_REFUSED'
+  constructor(
+    readonly key: 'stored' | 'held',
+    cause: unknown,
+  ) {
+    super(key === 'stored' ? 'an Idempotency-Key claimed is stored already' : 'an Idempotency-Key claimed is held by a request in flight', {cause})
+  }
+}
+
 /** True when a guardStatement found an assumption broken. */
 export function isGuardRefusal(error: unknown): boolean {
   const code = (error as {code?: string}).code

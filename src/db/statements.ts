@@ -1,6 +1,6 @@
 import type {Knex} from 'knex'
 
-import {GuardRefusal, isUniqueViolation} from './errors.js'
+import {GuardRefusal, isLockRefusal, isUniqueViolation, KeyClaimRefusal} from './errors.js'
 import {rowsPerInsert, statementBudget} from './knex.js'
 
 /**
@@ -215,9 +215,29 @@ export function registration(insert: Statement): Statement {
 
 const registrations = new WeakSet<Statement>()
 
-/** The error a statement failed with, as the write sees it: GuardRefusal for a registration's taken key. */
+/**
+ * A statement that claims Idempotency-Keys (their INSERT, or MySQL 8's NOWAIT read before it): a
+ * key stored already or held by a request in flight fails it with KeyClaimRefusal.
+ */
+export function keyClaim(statement: Statement): Statement {
+  keyClaims.add(statement)
+  return statement
+}
+
+const keyClaims = new WeakSet<Statement>()
+
+/**
+ * The error a statement failed with, as the write sees it: GuardRefusal for a registration's
+ * taken key, KeyClaimRefusal for a key claim's.
+ */
 export function refusalOf(statement: Statement | undefined, error: unknown): unknown {
-  return statement !== undefined && registrations.has(statement) && isUniqueViolation(error) ? new GuardRefusal(error) : error
+  if (statement === undefined) return error
+  if (registrations.has(statement) && isUniqueViolation(error)) return new GuardRefusal(error)
+  if (keyClaims.has(statement)) {
+    if (isUniqueViolation(error)) return new KeyClaimRefusal('stored', error)
+    if (isLockRefusal(error)) return new KeyClaimRefusal('held', error)
+  }
+  return error
 }
 
 /** A read statement and how to turn its rows into a value. */

@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 
 import {configure} from 'safe-stable-stringify'
 
-import {isLockRefusal, isUniqueViolation} from '../db/errors.js'
+import {KeyClaimRefusal} from '../db/errors.js'
 import {type Clock, systemClock} from '../shared/clock.js'
 import {ConflictError, InProgressError, ValidationError} from '../shared/errors.js'
 import type {IdempotencyRecord, IdempotencyStore} from './idempotency-store.js'
@@ -61,8 +61,7 @@ export class IdempotencyService {
 
   /** Whether a write failed because of its claim: the key is stored already, or held by a request still running. */
   refusal(error: unknown): ClaimRefusal | null {
-    if (isUniqueViolation(error)) return 'stored'
-    return isLockRefusal(error) ? 'held' : null
+    return error instanceof KeyClaimRefusal ? error.key : null
   }
 
   /**

@@ -2,7 +2,7 @@ import {gunzipSync, gzipSync} from 'node:zlib'
 
 import {isMysql, type Db, serverFlavor} from '../db/knex.js'
 import {isUniqueViolation} from '../db/errors.js'
-import {insertChunks, type Statement} from '../db/statements.js'
+import {insertChunks, keyClaim, type Statement} from '../db/statements.js'
 
 export interface IdempotencyRecord {
   customerId: string
@@ -76,13 +76,15 @@ export class IdempotencyStore {
    * request. On MariaDB the insert runs with no lock wait (`SET STATEMENT
    * innodb_lock_wait_timeout=0 FOR`): under READ COMMITTED a new key's row waits only for a row of
    * the same key, so a lock-wait timeout means the key is held. MySQL 8 waits at least 1 s: there
-   * a locking read with NOWAIT goes first, one statement more. SQLite has one writer.
+   * a locking read with NOWAIT goes first, one statement more. SQLite has one writer. Each is a
+   * keyClaim: a taken key fails it with KeyClaimRefusal.
    */
   private claims(rows: readonly Row[]): Statement[] {
     if (rows.length === 0) return []
     const inserts = insertChunks(this.db, 'idempotency_keys', rows)
-    if (serverFlavor(this.db) === 'mariadb') return inserts.map(({sql, bindings}) => ({sql: `SET STATEMENT innodb_lock_wait_timeout=0 FOR ${sql}`, bindings}))
-    return [...this.heldRead(rows), ...inserts]
+    if (serverFlavor(this.db) === 'mariadb')
+      return inserts.map(({sql, bindings}) => keyClaim({sql: `SET STATEMENT innodb_lock_wait_timeout=0 FOR ${sql}`, bindings}))
+    return [...this.heldRead(rows), ...inserts].map(keyClaim)
   }
 
   /**

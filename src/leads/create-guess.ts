@@ -1,5 +1,5 @@
 import type {CustomersStore} from '../customers/customers-store.js'
-import {isGuardRefusal, isLockRefusal, isUniqueViolation} from '../db/errors.js'
+import {isGuardRefusal, KeyClaimRefusal} from '../db/errors.js'
 import type {Statement} from '../db/statements.js'
 import type {CustomerSetup, LeadDraft} from './lead-input.js'
 import type {LeadMatchStore} from './lead-match-store.js'
@@ -80,5 +80,5 @@ export class CreateGuess {
  * inside the transaction (asNew's orElse).
  */
 export function isRefusedGuess(error: unknown): boolean {
-  return isGuardRefusal(error) || isUniqueViolation(error) || isLockRefusal(error)
+  return isGuardRefusal(error) || error instanceof KeyClaimRefusal
 }

@@ -254,33 +254,41 @@ describe('error envelope for unexpected failures', function () {
 describeInMysqlRun('error envelope for a request the database refused for a conflict', function () {
   const mysql = backends().find((each) => each.name === 'mysql')!
 
-  it('answers 503 with Retry-After, not 500, when a create waits on a lock until the wait runs out, and writes nothing', async function () {
-    const admin = await mysql2.createConnection({uri: mysql.env['LEADS_DATABASE_URL']!})
-    const [[{timeout}]] = (await admin.query('SELECT @@GLOBAL.innodb_lock_wait_timeout AS timeout')) as unknown as [[{timeout: number}]]
-    // The daemon's connections open after this: each waits 1 s for a lock, not InnoDB's 50 s.
-    await admin.query('SET GLOBAL innodb_lock_wait_timeout = 1')
-    let daemon: TestDaemon | undefined
-    try {
-      daemon = await startTestDaemon(mysql)
-      const tenant = await newTenant(daemon.services)
-      const first = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Ann', contact_email: 'ann@example.org'})
-      expect(first.status).to.equal(201)
-      // Another transaction holds the person's match locks, as a long write of the same person would.
-      await admin.beginTransaction()
-      await admin.query('SELECT match_key FROM lead_match_locks WHERE customer_id = ? FOR UPDATE', [tenant.customer.id])
-      const response = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Ann Again', contact_email: 'ann@example.org'})
-      await admin.rollback()
+  for (const key of [undefined, 'ann-again']) {
+    it(`answers 503 with Retry-After, not 500 or 409, when a create ${key ? 'under an Idempotency-Key ' : ''}waits on a lock until the wait runs out, and writes nothing`, async function () {
+      const admin = await mysql2.createConnection({uri: mysql.env['LEADS_DATABASE_URL']!})
+      const [[{timeout}]] = (await admin.query('SELECT @@GLOBAL.innodb_lock_wait_timeout AS timeout')) as unknown as [[{timeout: number}]]
+      // The daemon's connections open after this: each waits 1 s for a lock, not InnoDB's 50 s.
+      await admin.query('SET GLOBAL innodb_lock_wait_timeout = 1')
+      let daemon: TestDaemon | undefined
+      try {
+        daemon = await startTestDaemon(mysql)
+        const tenant = await newTenant(daemon.services)
+        const first = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Ann', contact_email: 'ann@example.org'})
+        expect(first.status).to.equal(201)
+        // Another transaction holds the person's match locks, as a long write of the same person would.
+        await admin.beginTransaction()
+        await admin.query('SELECT match_key FROM lead_match_locks WHERE customer_id = ? FOR UPDATE', [tenant.customer.id])
+        const response = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Ann Again', contact_email: 'ann@example.org'}, key)
+        await admin.rollback()
 
-      expectEnvelope(response, 503, 'api_error')
-      expect(response.headers.get('retry-after')).to.match(/^\d+$/)
-      expect(response.body.error.message).to.match(/conflict with concurrent requests/)
-      expect(daemon.logs.join('')).to.include('database conflict').and.not.include('unhandled error')
-      const [lead] = (await daemon.db('leads').where({customer_id: tenant.customer.id})) as Array<{contact_name: string}>
-      expect(lead?.contact_name).to.equal('Ann')
-    } finally {
-      await admin.query('SET GLOBAL innodb_lock_wait_timeout = ?', [timeout])
-      await admin.end()
-      await daemon?.stop()
-    }
-  })
+        expectEnvelope(response, 503, 'api_error')
+        expect(response.headers.get('retry-after')).to.match(/^\d+$/)
+        expect(response.body.error.message).to.match(/conflict with concurrent requests/)
+        expect(daemon.logs.join('')).to.include('database conflict').and.not.include('unhandled error')
+        const [lead] = (await daemon.db('leads').where({customer_id: tenant.customer.id})) as Array<{contact_name: string}>
+        expect(lead?.contact_name).to.equal('Ann')
+        if (key) {
+          // The key is free again: the retry is written once the rows are.
+          const retry = await postJson(daemon, tenant, '/api/agents/crm/leads', {contact_name: 'Ann Again', contact_email: 'ann@example.org'}, key)
+          expect(retry.status, retry.text).to.equal(201)
+          expect(retry.body.merged).to.equal(true)
+        }
+      } finally {
+        await admin.query('SET GLOBAL innodb_lock_wait_timeout = ?', [timeout])
+        await admin.end()
+        await daemon?.stop()
+      }
+    })
+  }
 })

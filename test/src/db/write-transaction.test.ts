@@ -1,8 +1,8 @@
 import {expect} from 'chai'
 
 import {createDb, type Db, readServerFacts} from '../../../src/db/knex.js'
-import {GuardRefusal, isGuardRefusal, isUniqueViolation} from '../../../src/db/errors.js'
-import {compile, registration, StatementBatch, statementBytes} from '../../../src/db/statements.js'
+import {GuardRefusal, isGuardRefusal, isUniqueViolation, KeyClaimRefusal} from '../../../src/db/errors.js'
+import {compile, keyClaim, registration, StatementBatch, statementBytes} from '../../../src/db/statements.js'
 import {inWriteTransaction, sendBatch} from '../../../src/db/write-transaction.js'
 import {forEachBackend} from '../../helpers/backends.js'
 import {rejectsWith} from '../../helpers/fixtures.js'
@@ -111,6 +111,23 @@ describe('write transactions sent in batches', function () {
       expect(isGuardRefusal(refusals[1])).to.equal(false)
       expect(isUniqueViolation(refusals[1])).to.equal(true)
       expect(await db(TABLE).orderBy('id').pluck('n')).to.deep.equal([1, 2, 3, 5])
+    })
+
+    it('refuses a key claim whose key is stored with KeyClaimRefusal, and only a key claim, wherever it is in the batch', async function () {
+      const refusals: unknown[] = []
+      const takeRefusal = (error: unknown) => {
+        refusals.push(error)
+        return Promise.resolve({value: null, commitWith: []})
+      }
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('a', 1), insert('b', 2)]}))
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('c', 3), keyClaim(insert('a', 4))], orElse: takeRefusal}))
+      // A plain insert's duplicate after a key claim that went through is not about the key.
+      await inWriteTransaction(db, async () => ({value: null, commitWith: [keyClaim(insert('d', 5)), insert('b', 6)], orElse: takeRefusal}))
+      expect(refusals).to.have.length(2)
+      expect(refusals[0]).to.be.instanceOf(KeyClaimRefusal).and.include({key: 'stored'})
+      expect(isUniqueViolation((refusals[0] as KeyClaimRefusal).cause)).to.equal(true)
+      expect(refusals[1]).not.to.be.instanceOf(KeyClaimRefusal)
+      expect(isUniqueViolation(refusals[1])).to.equal(true)
     })
 
     it('rolls back when the outcome does not take the refusal (orElse gives nothing)', async function () {

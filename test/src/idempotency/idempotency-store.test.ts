@@ -3,25 +3,27 @@ import {randomUUID} from 'node:crypto'
 import {expect} from 'chai'
 import type {Knex} from 'knex'
 
-import {isLockRefusal, isUniqueViolation} from '../../../src/db/errors.js'
+import {KeyClaimRefusal} from '../../../src/db/errors.js'
 import {createDb, type Db, readServerFacts} from '../../../src/db/knex.js'
-import type {Statement} from '../../../src/db/statements.js'
+import {runEach, type Statement} from '../../../src/db/statements.js'
 import {type IdempotencyRecord, IdempotencyStore} from '../../../src/idempotency/idempotency-store.js'
 import {backends, describeInMysqlRun} from '../../helpers/backends.js'
 
 const ENDPOINT = 'POST /claims-probe'
 
-/** Sends statements one by one in the transaction; rejects with the first one's error. */
+/** Sends statements one by one in the transaction, as a write does; rejects with the first one's error. */
 async function send(trx: Knex.Transaction, statements: readonly Statement[]): Promise<void> {
-  for (const {sql, bindings} of statements) await trx.raw(sql, bindings as Knex.RawBinding[])
+  await runEach(trx, statements)
 }
 
-/** The error a promise rejects with (a test failure when it resolves). */
-async function refusalOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
+/** Why a claim was refused: a KeyClaimRefusal's key (a test failure when it was accepted, or failed otherwise). */
+async function refusalOf(promise: Promise<unknown>): Promise<KeyClaimRefusal['key']> {
+  const error = await promise.then(
     () => expect.fail('the claim was accepted'),
     (error: unknown) => error,
   )
+  expect(error).to.be.instanceOf(KeyClaimRefusal)
+  return (error as KeyClaimRefusal).key
 }
 
 describeInMysqlRun('Idempotency-Key claims on MySQL', function () {
@@ -77,7 +79,7 @@ describeInMysqlRun('Idempotency-Key claims on MySQL', function () {
           const retry = await db().transaction()
           try {
             // InnoDB's lock wait is 50 s: only a claim that does not wait ends within the test's time.
-            expect(isLockRefusal(await refusalOf(send(retry, store().claimStatements([record(key)]))))).to.equal(true)
+            expect(await refusalOf(send(retry, store().claimStatements([record(key)])))).to.equal('held')
           } finally {
             await retry.rollback()
           }
@@ -88,7 +90,7 @@ describeInMysqlRun('Idempotency-Key claims on MySQL', function () {
         }
         const later = await db().transaction()
         try {
-          expect(isUniqueViolation(await refusalOf(send(later, store().claimStatements([record(key)]))))).to.equal(true)
+          expect(await refusalOf(send(later, store().claimStatements([record(key)])))).to.equal('stored')
         } finally {
           await later.rollback()
         }
@@ -102,7 +104,7 @@ describeInMysqlRun('Idempotency-Key claims on MySQL', function () {
         const replay = await db().transaction()
         try {
           // The replay's duplicate check locks the stored key's record; the gap before it stays free.
-          expect(isUniqueViolation(await refusalOf(send(replay, store().claimStatements([record(stored)]))))).to.equal(true)
+          expect(await refusalOf(send(replay, store().claimStatements([record(stored)])))).to.equal('stored')
           const neighbour = await db().transaction()
           try {
             await send(neighbour, store().claimStatements([record(`m-new-${form}`)]))
