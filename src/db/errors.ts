@@ -22,10 +22,11 @@ export function isConflictRefusal(error: unknown): boolean {
 }
 
 /**
- * True when a locking read found the row locked: refused at once by NOWAIT (MySQL 8 has its own
- * code; MariaDB reports a lock wait timeout), or after a real wait that ran out. For a keyed write
- * both mean the same: another request holds the key. No clock tells them apart: the time an
- * attempt took includes waits in the create queue and for a pooled connection.
+ * True when a statement found a row locked: refused at once (a NOWAIT read, for which MySQL 8 has
+ * its own code and MariaDB reports a lock wait timeout, or an insert under no lock wait), or after
+ * a real wait that ran out. On a key claim (keyClaim in statements.ts) both mean the same: another
+ * request holds the key. No clock tells them apart: the time an attempt took includes waits in the
+ * create queue and for a pooled connection.
  */
 export function isLockRefusal(error: unknown): boolean {
   const code = (error as {code?: string}).code
