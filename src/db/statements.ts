@@ -1,6 +1,7 @@
 import type {Knex} from 'knex'
 
 import {GuardRefusal, isLockRefusal, isUniqueViolation, KeyClaimRefusal} from './errors.js'
+import {markFailedStatement} from './failed-statement.js'
 import {rowsPerInsert, statementBudget} from './knex.js'
 
 /**
@@ -228,10 +229,11 @@ const keyClaims = new WeakSet<Statement>()
 
 /**
  * The error a statement failed with, as the write sees it: GuardRefusal for a registration's
- * taken key, KeyClaimRefusal for a key claim's.
+ * taken key, KeyClaimRefusal for a key claim's; the statement's kind recorded for the log.
  */
 export function refusalOf(statement: Statement | undefined, error: unknown): unknown {
   if (statement === undefined) return error
+  markFailedStatement(error, statement.sql)
   if (registrations.has(statement) && isUniqueViolation(error)) return new GuardRefusal(error)
   if (keyClaims.has(statement)) {
     if (isUniqueViolation(error)) return new KeyClaimRefusal('stored', error)

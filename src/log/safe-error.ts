@@ -1,3 +1,4 @@
+import {failedStatementOf} from '../db/failed-statement.js'
 import {withoutSecrets} from '../shared/secret-text.js'
 
 /** What a log or a message keeps of an error: never a statement's values. */
@@ -5,6 +6,8 @@ interface SafeError {
   type: string
   code?: string
   message: string
+  /** The verb and table of the batch statement it came from (failed-statement.ts). */
+  statement?: string
   stack?: string
 }
 
@@ -27,13 +30,15 @@ export function safeMessage(error: unknown): string {
   return reason.length > MAX_MESSAGE ? `${reason.slice(0, MAX_MESSAGE)}…` : reason
 }
 
-/** An error as every log line records it (pino's `err` serializer): type, code, safe message, a short stack without the message line. */
+/** An error as every log line records it (pino's `err` serializer): type, code, safe message, the kind of statement it came from, a short stack without the message line. */
 export function safeError(error: unknown): SafeError {
   const {name, code, stack} = (error ?? {}) as {name?: unknown; code?: unknown; stack?: unknown}
+  const statement = failedStatementOf(error)
   return {
     type: typeof name === 'string' ? name : typeof error,
     ...(typeof code === 'string' ? {code} : {}),
     message: safeMessage(error),
+    ...(statement === undefined ? {} : {statement}),
     // The stack opens with the message, statement included (over several lines when the statement
     // or a value has line breaks); only the frames are safe.
     ...(typeof stack === 'string'

@@ -4,6 +4,7 @@ import {createDb, type Db, readServerFacts} from '../../../src/db/knex.js'
 import {GuardRefusal, isGuardRefusal, isUniqueViolation, KeyClaimRefusal} from '../../../src/db/errors.js'
 import {compile, keyClaim, registration, StatementBatch, statementBytes} from '../../../src/db/statements.js'
 import {inWriteTransaction, sendBatch} from '../../../src/db/write-transaction.js'
+import {safeError} from '../../../src/log/safe-error.js'
 import {forEachBackend} from '../../helpers/backends.js'
 import {rejectsWith} from '../../helpers/fixtures.js'
 
@@ -70,7 +71,10 @@ describe('write transactions sent in batches', function () {
         // The duplicate id fails the batch after 'b' is inserted: the COMMIT after it never runs.
         return {value: null, commitWith: [insert('b', 2), insert('a', 3), insert('c', 4)]}
       })
-      await rejectsWith(failing, Error)
+      const error = await rejectsWith(failing, Error)
+      // The log names the statement of the batch that failed, by its verb and table alone.
+      expect(safeError(error)).to.include({statement: `INSERT INTO ${TABLE}`})
+      expect(JSON.stringify(safeError(error))).to.not.include("'a'")
       expect(await db(TABLE).count({n: '*'})).to.deep.equal([{n: 0}])
       // The connection went back to the pool in a usable state.
       await inWriteTransaction(db, async () => ({value: null, commitWith: [insert('d', 5)]}))
