@@ -10,17 +10,17 @@ export function statementKind(sql: string): string {
   const statement = sql.replace(/^\s*\(*\s*SET STATEMENT .*? FOR\s+/is, '').replace(/^[\s(]+/, '')
   const match = /^(INSERT\s+(?:IGNORE\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+`?(\w+)`?/i.exec(statement)
   if (match) return `${match[1]!.toUpperCase().replace(/\s+/g, ' ')} ${match[2]}`
-  const read = /^SELECT\b[\s\S]*?\bFROM\s+`?(\w+)`?/i.exec(statement)
+  // A FROM after a quote could be a value's text: no table is named then.
+  const read = /^SELECT\b[^'"]*?\bFROM\s+`?(\w+)`?/i.exec(statement)
   if (read) return `SELECT ${read[1]}`
   return (/^\w+(?:\s+TRANSACTION)?/i.exec(statement)?.[0] ?? 'statement').toUpperCase()
 }
 
-/** Records on `error` the kind of the statement it came from (see statementKind); returns the error. */
-export function markFailedStatement(error: unknown, sql: string): unknown {
+/** Records on `error` the kind of the statement it came from (see statementKind), unless it names one already. */
+export function markFailedStatement(error: unknown, sql: string): void {
   if (error !== null && typeof error === 'object' && !('failedStatement' in error)) {
     Object.defineProperty(error, 'failedStatement', {value: statementKind(sql), enumerable: false})
   }
-  return error
 }
 
 /** The kind of statement an error came from, when markFailedStatement recorded it (on it or on its cause). */

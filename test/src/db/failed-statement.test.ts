@@ -18,13 +18,15 @@ describe('the kind of a failed statement', function () {
     expect(statementKind('START TRANSACTION')).to.equal('START TRANSACTION')
     expect(statementKind('COMMIT')).to.equal('COMMIT')
     expect(statementKind("SELECT LENGTH('secret')")).to.equal('SELECT')
+    expect(statementKind("SELECT 'sent from ada' AS note FROM `leads`")).to.equal('SELECT')
   })
 
   it('is kept on the error, and found through the errors that wrap it', function () {
-    const error = markFailedStatement(new Error('Duplicate entry'), 'INSERT INTO `events` (`id`) VALUES (?)')
+    const error = new Error('Duplicate entry')
+    markFailedStatement(error, 'INSERT INTO `events` (`id`) VALUES (?)')
     expect(failedStatementOf(error)).to.equal('INSERT INTO events')
     expect(failedStatementOf(new Error('refused', {cause: error}))).to.equal('INSERT INTO events')
-    expect(Object.keys(error as object)).to.not.include('failedStatement')
+    expect(Object.keys(error)).to.not.include('failedStatement')
     // The first statement named stays: a retry's wrapping does not rename it.
     markFailedStatement(error, 'COMMIT')
     expect(failedStatementOf(error)).to.equal('INSERT INTO events')
