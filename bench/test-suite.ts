@@ -6,15 +6,21 @@
  * different machines comparable. The bar is the suite under 60 s.
  *
  * Run: npm run build && node dist/bench/test-suite.js [runs]
- * Each run is a whole `npm test` (build included). The figures go to
+ * Each run is a whole `npm test` (build included). Every Node process of a run records its own CPU
+ * time as it exits (process-cpu-record.ts), and each run's figures say which kinds of process
+ * (mocha's workers, `leads daemon`, npm, …) the CPU went to; what no Node process recorded (tsc,
+ * the shell and `script`, a process killed by a signal) is the rest. The figures go to
  * bench/results/test-suite-<ISO 8601 basic time>.json.
  */
 import {spawnSync} from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
+import path from 'node:path'
+import {pathToFileURL} from 'node:url'
 
 import {ROOT} from './daemon-process.js'
 import {cpuTimes, stealPercent, stealReport} from './host-steal.js'
+import {cpuByKind, type KindCpu, type ProcessCpu} from './process-kinds.js'
 import {checkoutCommit, writeResults} from './results-file.js'
 
 const BAR_SECONDS = 60
@@ -29,7 +35,14 @@ interface SuiteRun {
   passing: number | null
   failing: number | null
   exit_code: number | null
+  /** The CPU time the run's Node processes recorded, by kind of process, the most first. */
+  cpu_by_kind: KindCpu[]
+  /** cpu_s less what the Node processes recorded. */
+  cpu_unrecorded_s: number
 }
+
+/** The hook each Node process of a run loads (process-cpu-record.ts), as an --import argument. */
+const RECORD_HOOK = `--import ${pathToFileURL(path.join(ROOT, 'dist/bench/process-cpu-record.js')).href}`
 
 /** User + system time of this process's waited-for children so far, in seconds. */
 function childrenCpuSeconds(): number {
@@ -69,9 +82,18 @@ function jsFloorMs(): number {
 function runSuite(): SuiteRun {
   const cpuBefore = childrenCpuSeconds()
   const start = process.hrtime.bigint()
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEADS_')))
+  const record = path.join(os.tmpdir(), `leads-test-suite-cpu-${process.pid}.jsonl`)
+  fs.rmSync(record, {force: true})
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LEADS_'))),
+    PROCESS_CPU_RECORD: record,
+    NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} ${RECORD_HOOK}`.trim(),
+  }
   const result = spawnSync('npm', ['test'], {cwd: ROOT, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024})
   const wall = Number(process.hrtime.bigint() - start) / 1e9
+  const cpu = childrenCpuSeconds() - cpuBefore
+  const processes = fs.existsSync(record) ? readRecords(record) : []
+  fs.rmSync(record, {force: true})
   const count = (word: string) => {
     const matches = [...result.stdout.matchAll(new RegExp(`^ *(\\d+) ${word}`, 'gm'))]
     // The last summary is the sharding check's; the first is the suite's.
@@ -80,7 +102,16 @@ function runSuite(): SuiteRun {
   const passing = count('passing')
   // Mocha prints no "failing" line when nothing failed.
   const failing = count('failing') ?? (passing === null ? null : 0)
-  return {wall_s: wall, cpu_s: childrenCpuSeconds() - cpuBefore, passing, failing, exit_code: result.status}
+  const recorded = processes.reduce((sum, processCpu) => sum + processCpu.cpu_s, 0)
+  return {wall_s: wall, cpu_s: cpu, passing, failing, exit_code: result.status, cpu_by_kind: cpuByKind(processes, ROOT), cpu_unrecorded_s: cpu - recorded}
+}
+
+function readRecords(file: string): ProcessCpu[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as ProcessCpu)
 }
 
 const runs = Number(process.argv[2] ?? 1)
@@ -92,10 +123,13 @@ for (let i = 0; i < runs; i++) suite.push(runSuite())
 const after = cpuTimes()
 
 console.log(`floors: node -e 0 median ${floors.node_startup_ms.toFixed(1)} ms; fixed JavaScript work median ${floors.js_work_ms.toFixed(1)} ms`)
-for (const run of suite)
+for (const run of suite) {
   console.log(
     `npm test: ${run.wall_s.toFixed(1)} s wall, ${run.cpu_s.toFixed(1)} s CPU, ${run.passing} passing, ${run.failing} failing (bar: under ${BAR_SECONDS} s)`,
   )
+  const kinds = run.cpu_by_kind.slice(0, 8).map(({kind, processes, cpu_s}) => `${kind} ${cpu_s.toFixed(1)} s (${processes})`)
+  console.log(`  CPU by process (count): ${kinds.join(', ')}; not recorded by a Node process ${run.cpu_unrecorded_s.toFixed(1)} s`)
+}
 console.log(stealReport(before, after))
 const file = writeResults('test-suite', startedAt, {
   kind: 'test-suite',
