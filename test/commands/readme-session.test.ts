@@ -65,6 +65,9 @@ function linePattern(line: string): RegExp {
  */
 describe('the README example session', function () {
   let clone: string
+  // npm's cache for the session's `npx` calls, removed with the clone: npx installs the checkout
+  // it runs from into its cache, under a name of the clone's path, new for every run.
+  let npmCache: string
   let daemon: ChildProcess
   let port: number
 
@@ -73,6 +76,7 @@ describe('the README example session', function () {
     // The session's HTTP calls are curl's, as a reader would type them.
     ensureCommand('curl')
     clone = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-clone-'))
+    npmCache = fs.mkdtempSync(path.join(os.tmpdir(), 'leads-npm-cache-'))
     for (const entry of ['package.json', 'bin', 'dist', 'node_modules', 'oclif.manifest.json', 'examples', 'scripts'])
       fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(clone, entry))
     port = await freePort()
@@ -90,6 +94,7 @@ describe('the README example session', function () {
   after(function () {
     daemon?.kill()
     fs.rmSync(clone, {recursive: true, force: true})
+    fs.rmSync(npmCache, {recursive: true, force: true})
   })
 
   it('runs as written and shows what the README shows', async function () {
@@ -102,7 +107,8 @@ describe('the README example session', function () {
         .replaceAll(EXAMPLE.customer, actual.customer || EXAMPLE.customer)
         .replaceAll(EXAMPLE.token, actual.token || EXAMPLE.token)
         .replaceAll(EXAMPLE.url, `http://127.0.0.1:${port}`)
-      const result = await runShellAtTerminal(command, {}, clone)
+      // npm's update check would ask the registry; nothing in the session needs it.
+      const result = await runShellAtTerminal(command, {npm_config_cache: npmCache, npm_config_update_notifier: 'false'}, clone)
       const shown = screenOf(result.stdout)
       expect(shown.length, `${step.command}\n${shown.join('\n')}`).to.equal(step.expected.length)
       step.expected.forEach((line, index) => expect(shown[index], `${step.command}: line ${index + 1}`).to.match(linePattern(line)))
