@@ -1,8 +1,8 @@
 /**
  * How long `npm test` (the SQLite run, no environment) takes on this machine, beside two floors
  * measured in the same run: a bare `node -e 0` start-up and a fixed piece of JavaScript work. The
- * suite starts a few hundred Node processes and is CPU-bound on two cores, so its time follows
- * the machine's speed; the floors say how fast the machine was while it ran, which makes runs on
+ * suite starts about sixty Node processes and is CPU-bound on two cores, so its time follows the
+ * machine's speed; the floors say how fast the machine was while it ran, which makes runs on
  * different machines comparable. The bar is the suite under 60 s.
  *
  * Run: npm run build && node dist/bench/test-suite.js [runs]
