@@ -16,7 +16,7 @@ export interface AnswerSealing {
 
 const PLAIN: AnswerSealing = {seal: (body) => body, open: (stored) => stored}
 
-/** Claims of a key refused this many times in a row (each time for a record that then vanished) give up. */
+/** Claims of a key refused this many times in a row (each time for a record that then vanished) give up with 409. */
 const CLAIM_ATTEMPTS = 3
 
 /**
@@ -70,6 +70,7 @@ export async function respondIdempotently<R>(
         const decision = await idempotency.afterRefusal(ticket, refusal)
         if (decision.kind === 'replay') return replay(ctx, decision, sealing)
         if (attempt < CLAIM_ATTEMPTS) continue
+        throw idempotency.stillInProgress()
       } else if (error instanceof AppError && error.status < 500 && error.status !== 429) {
         const decision = await idempotency.storeAlone(ticket, error.status, sealing.seal(JSON.stringify(appErrorEnvelope(error))))
         if (decision?.kind === 'replay') return replay(ctx, decision, sealing)

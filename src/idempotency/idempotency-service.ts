@@ -72,7 +72,7 @@ export class IdempotencyService {
     const existing = await this.store.find(ticket)
     // Held: the first request is still in its transaction. Stored but gone: purged since; claim again.
     if (!existing) {
-      if (refusal === 'held') throw new InProgressError(IN_PROGRESS)
+      if (refusal === 'held') throw this.stillInProgress()
       return {kind: 'retry'}
     }
     return this.decide(ticket, existing)
@@ -90,7 +90,15 @@ export class IdempotencyService {
       const decision = await this.decide(ticket, existing)
       if (decision.kind === 'replay') return decision
     }
-    throw new InProgressError(IN_PROGRESS)
+    throw this.stillInProgress()
+  }
+
+  /**
+   * The answer for a key refused on every attempt, each time for a record gone before it could be
+   * read: other requests keep claiming it and failing, or it keeps expiring. A retry gets through.
+   */
+  stillInProgress(): InProgressError {
+    return new InProgressError(IN_PROGRESS)
   }
 
   /** Removes keys older than 24 h. */
@@ -104,7 +112,7 @@ export class IdempotencyService {
       return {kind: 'retry'}
     }
     if (existing.requestHash !== ticket.requestHash) throw new ConflictError(OTHER_BODY)
-    if (existing.statusCode === null) throw new InProgressError(IN_PROGRESS)
+    if (existing.statusCode === null) throw this.stillInProgress()
     return {kind: 'replay', statusCode: existing.statusCode, body: existing.responseBody ?? ''}
   }
 

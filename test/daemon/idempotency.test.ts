@@ -218,6 +218,30 @@ describe('Idempotency-Key', function () {
       expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
     })
 
+    it('answers 409 with Retry-After, not 500, when each claim of the key is refused for a record that then vanishes', async function () {
+      const body = {contact_name: 'Vanishing', contact_email: 'vanishing@example.org'}
+      expect((await postJson(daemon, tenant, CREATE, body, 'vanishing')).status).to.equal(201)
+      // As when, every time the retry reads the key's record, another request's claim has just
+      // rolled back (or the record expired): the service says to claim again.
+      const idempotency = daemon.services.idempotency
+      const afterRefusal = idempotency.afterRefusal
+      let refusals = 0
+      idempotency.afterRefusal = async () => {
+        refusals++
+        return {kind: 'retry'}
+      }
+      try {
+        const retried = await postJson(daemon, tenant, CREATE, body, 'vanishing')
+        expect(retried.status, retried.text).to.equal(409)
+        expect(retried.body.error.message).to.match(/still in progress/)
+        expect(retried.headers.get('retry-after')).to.equal('1')
+        expect(refusals).to.equal(3)
+      } finally {
+        idempotency.afterRefusal = afterRefusal
+      }
+      expect(await counts(daemon, tenant)).to.deep.equal({leads: 1, events: 1})
+    })
+
     it('leaves the key free when the write fails, so the retry runs', async function () {
       const body = {contact_name: 'Fails once'}
       const idempotency = daemon.services.idempotency
